@@ -1,0 +1,355 @@
+// Package pool keeps idle client connections per key and caps how many
+// connections a key may have open at once.
+//
+// A key names everything a connection was made for: origin, proxy and its
+// credentials, browser profile, TLS options and scope. Two requests share a
+// connection only when their keys are equal, so a connection is never used for
+// something it was not made for.
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Key identifies what a connection was made for. Every field takes part in
+// equality.
+type Key struct {
+	Scheme  string // "http" or "https"
+	Addr    string // host:port of the origin
+	Proxy   string // proxy URL including credentials; "" for a direct connection
+	Profile string // browser profile name
+	TLS     string // identity of the TLS options (trust store, roots, verification)
+}
+
+// ErrClosed is returned by Get after Close.
+var ErrClosed = errors.New("pool: closed")
+
+// Conn is what a pool holds. Close must be safe to call once the pool drops it.
+type Conn interface{ Close() error }
+
+// Pool holds idle connections of type C per Key, most recently used first.
+// The zero value is ready to use with the defaults noted on each field.
+// Fields must not change after first use. A Pool is safe for concurrent use.
+type Pool[C Conn] struct {
+	// MaxPerKey caps the connections a key has open or dialing at once.
+	// 0 means 6, what browsers allow per host over HTTP/1.1.
+	MaxPerKey int
+	// MaxIdlePerKey caps the idle connections kept per key; 0 means MaxPerKey.
+	MaxIdlePerKey int
+	// IdleTimeout closes a connection idle for longer; 0 means 90s.
+	IdleTimeout time.Duration
+
+	mu     sync.Mutex
+	keys   map[Key]*entry[C]
+	closed bool
+	timer  *time.Timer // fires at the earliest idle expiry
+}
+
+type idleConn[C Conn] struct {
+	c     C
+	since time.Time
+}
+
+type entry[C Conn] struct {
+	open    int           // connections open or dialing under this key
+	idle    []idleConn[C] // most recent last
+	waiters []*waiter[C]
+}
+
+// waiter is a Get blocked at the per-key cap. It receives either a
+// connection handed over by Put, or permission to dial (ok with zero c).
+type waiter[C Conn] struct {
+	ch chan grant[C]
+}
+
+type grant[C Conn] struct {
+	c      C
+	reuse  bool
+	closed bool // the pool closed while the Get waited
+}
+
+func (p *Pool[C]) maxPerKey() int {
+	if p.MaxPerKey > 0 {
+		return p.MaxPerKey
+	}
+	return 6
+}
+
+func (p *Pool[C]) maxIdle() int {
+	if p.MaxIdlePerKey > 0 {
+		return p.MaxIdlePerKey
+	}
+	return p.maxPerKey()
+}
+
+func (p *Pool[C]) idleTimeout() time.Duration {
+	if p.IdleTimeout > 0 {
+		return p.IdleTimeout
+	}
+	return 90 * time.Second
+}
+
+// Get returns an idle connection for key (reused is true), or dials a new
+// one with dial once the key is under its cap. It waits for a free slot until
+// ctx is done. A connection from Get must be handed back with exactly one of
+// Put (reusable) or Drop (closed, or to be closed by the caller).
+func (p *Pool[C]) Get(ctx context.Context, key Key, dial func(context.Context) (C, error)) (c C, reused bool, err error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return c, false, ErrClosed
+	}
+	e := p.entry(key)
+	c, ok, expired := p.popIdle(e)
+	if ok {
+		p.mu.Unlock()
+		closeAll(expired)
+		return c, true, nil
+	}
+	if e.open < p.maxPerKey() {
+		e.open++
+		p.mu.Unlock()
+		closeAll(expired)
+		return p.dial(ctx, key, dial)
+	}
+	w := &waiter[C]{ch: make(chan grant[C], 1)}
+	e.waiters = append(e.waiters, w)
+	p.mu.Unlock()
+	closeAll(expired)
+
+	select {
+	case g := <-w.ch:
+		if g.closed {
+			return c, false, ErrClosed
+		}
+		if g.reuse {
+			return g.c, true, nil
+		}
+		return p.dial(ctx, key, dial)
+	case <-ctx.Done():
+		p.mu.Lock()
+		removed := e.removeWaiter(w)
+		p.mu.Unlock()
+		if !removed {
+			// A grant raced with the cancellation: pass it on.
+			g := <-w.ch
+			if g.closed {
+				return c, false, ctx.Err()
+			}
+			if g.reuse {
+				p.Put(key, g.c)
+			} else {
+				p.Drop(key)
+			}
+		}
+		return c, false, ctx.Err()
+	}
+}
+
+// dial runs with a slot already counted for key.
+func (p *Pool[C]) dial(ctx context.Context, key Key, dial func(context.Context) (C, error)) (C, bool, error) {
+	c, err := dial(ctx)
+	if err != nil {
+		p.Drop(key)
+		return c, false, err
+	}
+	return c, false, nil
+}
+
+func (p *Pool[C]) entry(key Key) *entry[C] {
+	if p.keys == nil {
+		p.keys = make(map[Key]*entry[C])
+	}
+	e := p.keys[key]
+	if e == nil {
+		e = new(entry[C])
+		p.keys[key] = e
+	}
+	return e
+}
+
+// popIdle takes the most recent idle connection that has not expired. It
+// returns expired ones for the caller to close once p.mu is released.
+func (p *Pool[C]) popIdle(e *entry[C]) (c C, ok bool, expired []C) {
+	now := time.Now()
+	for n := len(e.idle); n > 0; n = len(e.idle) {
+		ic := e.idle[n-1]
+		e.idle[n-1] = idleConn[C]{}
+		e.idle = e.idle[:n-1]
+		if now.Sub(ic.since) < p.idleTimeout() {
+			return ic.c, true, expired
+		}
+		e.open--
+		expired = append(expired, ic.c)
+	}
+	return c, false, expired
+}
+
+func closeAll[C Conn](cs []C) {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// Put hands back a reusable connection: to a waiting Get if there is one,
+// else to the idle list (closing it if the list is full or the pool closed).
+func (p *Pool[C]) Put(key Key, c C) {
+	p.mu.Lock()
+	e := p.keys[key]
+	if p.closed || e == nil {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	if len(e.waiters) > 0 {
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		p.mu.Unlock()
+		w.ch <- grant[C]{c: c, reuse: true}
+		return
+	}
+	if len(e.idle) >= p.maxIdle() {
+		e.open--
+		p.cleanup(key, e)
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	e.idle = append(e.idle, idleConn[C]{c: c, since: time.Now()})
+	p.armTimer()
+	p.mu.Unlock()
+}
+
+// Drop tells the pool that a connection of key is gone (closed, failed to
+// dial, or not reusable): its slot goes to a waiting Get, which then dials.
+// The caller closes the connection itself.
+func (p *Pool[C]) Drop(key Key) {
+	p.mu.Lock()
+	e := p.keys[key]
+	if e == nil {
+		p.mu.Unlock()
+		return
+	}
+	if len(e.waiters) > 0 && !p.closed {
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		p.mu.Unlock()
+		w.ch <- grant[C]{} // the slot passes on; open stays counted
+		return
+	}
+	e.open--
+	p.cleanup(key, e)
+	p.mu.Unlock()
+}
+
+// cleanup forgets an entry with nothing in it, so keys seen once do not
+// grow the map. p.mu is held.
+func (p *Pool[C]) cleanup(key Key, e *entry[C]) {
+	if e.open <= 0 && len(e.idle) == 0 && len(e.waiters) == 0 {
+		delete(p.keys, key)
+	}
+}
+
+func (e *entry[C]) removeWaiter(w *waiter[C]) bool {
+	for i, x := range e.waiters {
+		if x == w {
+			e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// armTimer makes sure a timer will evict idle connections once they expire.
+// p.mu is held.
+func (p *Pool[C]) armTimer() {
+	if p.timer == nil {
+		p.timer = time.AfterFunc(p.idleTimeout(), p.evict)
+	}
+}
+
+// evict closes expired idle connections and re-arms the timer while any
+// idle connection remains.
+func (p *Pool[C]) evict() {
+	var toClose []C
+	p.mu.Lock()
+	p.timer = nil
+	now := time.Now()
+	remain := false
+	for key, e := range p.keys {
+		kept := e.idle[:0]
+		for _, ic := range e.idle {
+			if now.Sub(ic.since) >= p.idleTimeout() {
+				toClose = append(toClose, ic.c)
+				e.open--
+				continue
+			}
+			kept = append(kept, ic)
+		}
+		clear(e.idle[len(kept):])
+		e.idle = kept
+		remain = remain || len(kept) > 0
+		p.cleanup(key, e)
+	}
+	if remain && !p.closed {
+		p.timer = time.AfterFunc(p.idleTimeout()/4+time.Millisecond, p.evict)
+	}
+	p.mu.Unlock()
+	closeAll(toClose)
+}
+
+// CloseIdle closes every idle connection. Connections in use are not
+// affected and may be put back afterwards.
+func (p *Pool[C]) CloseIdle() {
+	closeAll(p.takeIdle(false))
+}
+
+// Close closes every idle connection and makes waiting and later Gets fail
+// with ErrClosed. Connections in use are closed when they are put back.
+func (p *Pool[C]) Close() error {
+	closeAll(p.takeIdle(true))
+	return nil
+}
+
+func (p *Pool[C]) takeIdle(closing bool) []C {
+	var out []C
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if closing {
+		p.closed = true
+		if p.timer != nil {
+			p.timer.Stop()
+			p.timer = nil
+		}
+	}
+	for key, e := range p.keys {
+		for _, ic := range e.idle {
+			out = append(out, ic.c)
+			e.open--
+		}
+		clear(e.idle)
+		e.idle = e.idle[:0]
+		if closing {
+			for _, w := range e.waiters {
+				w.ch <- grant[C]{closed: true}
+			}
+			e.waiters = nil
+		}
+		p.cleanup(key, e)
+	}
+	return out
+}
+
+// Stats reports, for tests and tracing, how many connections key has open
+// (in use, idle or dialing) and idle.
+func (p *Pool[C]) Stats(key Key) (open, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.keys[key]; e != nil {
+		return e.open, len(e.idle)
+	}
+	return 0, 0
+}

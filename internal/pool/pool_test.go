@@ -1,0 +1,216 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type fakeConn struct {
+	id     int
+	closed atomic.Bool
+}
+
+func (c *fakeConn) Close() error { c.closed.Store(true); return nil }
+
+type dialer struct {
+	n atomic.Int32
+}
+
+func (d *dialer) dial(context.Context) (*fakeConn, error) {
+	return &fakeConn{id: int(d.n.Add(1))}, nil
+}
+
+var key = Key{Scheme: "http", Addr: "127.0.0.1:80", Profile: "chrome"}
+
+func TestReuseIsLIFOAndPerKey(t *testing.T) {
+	var p Pool[*fakeConn]
+	defer p.Close()
+	var d dialer
+	ctx := context.Background()
+	a, reused, _ := p.Get(ctx, key, d.dial)
+	b, _, _ := p.Get(ctx, key, d.dial)
+	if reused || a == b {
+		t.Fatalf("first Gets must dial distinct conns")
+	}
+	p.Put(key, a)
+	p.Put(key, b)
+	c, reused, _ := p.Get(ctx, key, d.dial)
+	if !reused || c != b {
+		t.Fatalf("got %v reused=%v, want the most recently put conn", c.id, reused)
+	}
+	other := key
+	other.Proxy = "socks5://u:p@127.0.0.1:1080"
+	o, reused, _ := p.Get(ctx, other, d.dial)
+	if reused || o == a {
+		t.Fatal("a different key must never reuse a connection")
+	}
+	p.Drop(other)
+	p.Put(key, c)
+	if open, idle := p.Stats(key); open != 2 || idle != 2 {
+		t.Fatalf("stats = %d open %d idle, want 2 2", open, idle)
+	}
+	if open, _ := p.Stats(other); open != 0 {
+		t.Fatalf("dropped key still counts %d open", open)
+	}
+}
+
+func TestCapWaitsAndHandsOver(t *testing.T) {
+	p := Pool[*fakeConn]{MaxPerKey: 2}
+	defer p.Close()
+	var d dialer
+	ctx := context.Background()
+	a, _, _ := p.Get(ctx, key, d.dial)
+	b, _, _ := p.Get(ctx, key, d.dial)
+	got := make(chan *fakeConn)
+	go func() {
+		c, reused, err := p.Get(ctx, key, d.dial)
+		if err != nil || !reused {
+			t.Errorf("waiter: reused=%v err=%v", reused, err)
+		}
+		got <- c
+	}()
+	// The waiter must not dial while two conns are out.
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys[key].waiters) == 1 })
+	if d.n.Load() != 2 {
+		t.Fatalf("dialed %d times over a cap of 2", d.n.Load())
+	}
+	p.Put(key, a)
+	if c := <-got; c != a {
+		t.Fatalf("waiter got conn %d, want the one put back", c.id)
+	}
+	p.Drop(key) // b is gone: a later Get may dial
+	b.Close()
+	c, reused, _ := p.Get(ctx, key, d.dial)
+	if reused || c.id != 3 {
+		t.Fatalf("after Drop, Get should dial conn 3, got %d reused=%v", c.id, reused)
+	}
+}
+
+func TestWaiterHonoursContext(t *testing.T) {
+	p := Pool[*fakeConn]{MaxPerKey: 1}
+	defer p.Close()
+	var d dialer
+	a, _, _ := p.Get(context.Background(), key, d.dial)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, _, err := p.Get(ctx, key, d.dial)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+	p.Put(key, a)
+	if open, idle := p.Stats(key); open != 1 || idle != 1 {
+		t.Fatalf("stats = %d %d after a cancelled waiter", open, idle)
+	}
+}
+
+func TestConcurrentNeverOverCap(t *testing.T) {
+	p := Pool[*fakeConn]{MaxPerKey: 4}
+	defer p.Close()
+	var d dialer
+	var inUse, peak atomic.Int32
+	var wg sync.WaitGroup
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				c, _, err := p.Get(context.Background(), key, d.dial)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := inUse.Add(1)
+				for {
+					old := peak.Load()
+					if n <= old || peak.CompareAndSwap(old, n) {
+						break
+					}
+				}
+				inUse.Add(-1)
+				if i%7 == 0 {
+					c.Close()
+					p.Drop(key)
+				} else {
+					p.Put(key, c)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if peak.Load() > 4 {
+		t.Fatalf("%d connections in use at once over a cap of 4", peak.Load())
+	}
+	if open, idle := p.Stats(key); open != idle || open > 4 {
+		t.Fatalf("after the storm: %d open, %d idle", open, idle)
+	}
+}
+
+func TestIdleTimeoutEvicts(t *testing.T) {
+	p := Pool[*fakeConn]{IdleTimeout: 20 * time.Millisecond}
+	defer p.Close()
+	var d dialer
+	a, _, _ := p.Get(context.Background(), key, d.dial)
+	p.Put(key, a)
+	waitFor(t, a.closed.Load)
+	if open, idle := p.Stats(key); open != 0 || idle != 0 {
+		t.Fatalf("stats after eviction = %d %d", open, idle)
+	}
+	if len(p.keys) != 0 {
+		t.Fatal("an emptied key stays in the map")
+	}
+}
+
+func TestCloseReleasesWaitersAndIdle(t *testing.T) {
+	p := Pool[*fakeConn]{MaxPerKey: 1}
+	var d dialer
+	a, _, _ := p.Get(context.Background(), key, d.dial)
+	errc := make(chan error)
+	go func() {
+		_, _, err := p.Get(context.Background(), key, d.dial)
+		errc <- err
+	}()
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys[key].waiters) == 1 })
+	p.Close()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter err = %v, want ErrClosed", err)
+	}
+	p.Put(key, a) // put after close closes
+	if !a.closed.Load() {
+		t.Fatal("a conn put back after Close stays open")
+	}
+	if _, _, err := p.Get(context.Background(), key, d.dial); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Get after Close: %v", err)
+	}
+}
+
+func TestMaxIdleClosesExtra(t *testing.T) {
+	p := Pool[*fakeConn]{MaxPerKey: 3, MaxIdlePerKey: 1}
+	defer p.Close()
+	var d dialer
+	a, _, _ := p.Get(context.Background(), key, d.dial)
+	b, _, _ := p.Get(context.Background(), key, d.dial)
+	p.Put(key, a)
+	p.Put(key, b)
+	if !b.closed.Load() || a.closed.Load() {
+		t.Fatal("the conn over MaxIdlePerKey must be closed, the first kept")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
