@@ -92,11 +92,13 @@ func (p *Pool[C]) idleTimeout() time.Duration {
 	return 90 * time.Second
 }
 
-// Get returns an idle connection for key (reused is true), or dials a new
-// one with dial once the key is under its cap. It waits for a free slot until
-// ctx is done. A connection from Get must be handed back with exactly one of
-// Put (reusable) or Drop (closed, or to be closed by the caller).
-func (p *Pool[C]) Get(ctx context.Context, key Key, dial func(context.Context) (C, error)) (c C, reused bool, err error) {
+// Get returns an idle connection for key with ok true. Otherwise, once key
+// is under its cap, it returns ok false and a nil error: the caller now
+// holds a slot and must dial, then hand the new connection back with Put
+// when done, or call Drop if the dial failed. Get waits for a free slot until
+// ctx is done. Every connection from Get (or dialed on its slot) ends with
+// exactly one Put (reusable) or Drop (closed, or to be closed by the caller).
+func (p *Pool[C]) Get(ctx context.Context, key Key) (c C, ok bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -113,7 +115,7 @@ func (p *Pool[C]) Get(ctx context.Context, key Key, dial func(context.Context) (
 		e.open++
 		p.mu.Unlock()
 		closeAll(expired)
-		return p.dial(ctx, key, dial)
+		return c, false, nil
 	}
 	w := &waiter[C]{ch: make(chan grant[C], 1)}
 	e.waiters = append(e.waiters, w)
@@ -125,10 +127,7 @@ func (p *Pool[C]) Get(ctx context.Context, key Key, dial func(context.Context) (
 		if g.closed {
 			return c, false, ErrClosed
 		}
-		if g.reuse {
-			return g.c, true, nil
-		}
-		return p.dial(ctx, key, dial)
+		return g.c, g.reuse, nil
 	case <-ctx.Done():
 		p.mu.Lock()
 		removed := e.removeWaiter(w)
@@ -136,27 +135,16 @@ func (p *Pool[C]) Get(ctx context.Context, key Key, dial func(context.Context) (
 		if !removed {
 			// A grant raced with the cancellation: pass it on.
 			g := <-w.ch
-			if g.closed {
-				return c, false, ctx.Err()
-			}
-			if g.reuse {
+			switch {
+			case g.closed:
+			case g.reuse:
 				p.Put(key, g.c)
-			} else {
+			default:
 				p.Drop(key)
 			}
 		}
 		return c, false, ctx.Err()
 	}
-}
-
-// dial runs with a slot already counted for key.
-func (p *Pool[C]) dial(ctx context.Context, key Key, dial func(context.Context) (C, error)) (C, bool, error) {
-	c, err := dial(ctx)
-	if err != nil {
-		p.Drop(key)
-		return c, false, err
-	}
-	return c, false, nil
 }
 
 func (p *Pool[C]) entry(key Key) *entry[C] {

@@ -24,8 +24,13 @@ type dialer struct {
 	n atomic.Int32
 }
 
-func (d *dialer) dial(context.Context) (*fakeConn, error) {
-	return &fakeConn{id: int(d.n.Add(1))}, nil
+// get is Get plus the dial a caller does when Get grants a slot.
+func (d *dialer) get(ctx context.Context, p *Pool[*fakeConn], k Key) (*fakeConn, bool, error) {
+	c, ok, err := p.Get(ctx, k)
+	if err != nil || ok {
+		return c, ok, err
+	}
+	return &fakeConn{id: int(d.n.Add(1))}, false, nil
 }
 
 var key = Key{Scheme: "http", Addr: "127.0.0.1:80", Profile: "chrome"}
@@ -35,20 +40,20 @@ func TestReuseIsLIFOAndPerKey(t *testing.T) {
 	defer p.Close()
 	var d dialer
 	ctx := context.Background()
-	a, reused, _ := p.Get(ctx, key, d.dial)
-	b, _, _ := p.Get(ctx, key, d.dial)
+	a, reused, _ := d.get(ctx, &p, key)
+	b, _, _ := d.get(ctx, &p, key)
 	if reused || a == b {
 		t.Fatalf("first Gets must dial distinct conns")
 	}
 	p.Put(key, a)
 	p.Put(key, b)
-	c, reused, _ := p.Get(ctx, key, d.dial)
+	c, reused, _ := d.get(ctx, &p, key)
 	if !reused || c != b {
 		t.Fatalf("got %v reused=%v, want the most recently put conn", c.id, reused)
 	}
 	other := key
 	other.Proxy = "socks5://u:p@127.0.0.1:1080"
-	o, reused, _ := p.Get(ctx, other, d.dial)
+	o, reused, _ := d.get(ctx, &p, other)
 	if reused || o == a {
 		t.Fatal("a different key must never reuse a connection")
 	}
@@ -67,11 +72,11 @@ func TestCapWaitsAndHandsOver(t *testing.T) {
 	defer p.Close()
 	var d dialer
 	ctx := context.Background()
-	a, _, _ := p.Get(ctx, key, d.dial)
-	b, _, _ := p.Get(ctx, key, d.dial)
+	a, _, _ := d.get(ctx, &p, key)
+	b, _, _ := d.get(ctx, &p, key)
 	got := make(chan *fakeConn)
 	go func() {
-		c, reused, err := p.Get(ctx, key, d.dial)
+		c, reused, err := d.get(ctx, &p, key)
 		if err != nil || !reused {
 			t.Errorf("waiter: reused=%v err=%v", reused, err)
 		}
@@ -88,7 +93,7 @@ func TestCapWaitsAndHandsOver(t *testing.T) {
 	}
 	p.Drop(key) // b is gone: a later Get may dial
 	b.Close()
-	c, reused, _ := p.Get(ctx, key, d.dial)
+	c, reused, _ := d.get(ctx, &p, key)
 	if reused || c.id != 3 {
 		t.Fatalf("after Drop, Get should dial conn 3, got %d reused=%v", c.id, reused)
 	}
@@ -98,10 +103,10 @@ func TestWaiterHonoursContext(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 1}
 	defer p.Close()
 	var d dialer
-	a, _, _ := p.Get(context.Background(), key, d.dial)
+	a, _, _ := d.get(context.Background(), &p, key)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, _, err := p.Get(ctx, key, d.dial)
+	_, _, err := d.get(ctx, &p, key)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want deadline exceeded", err)
 	}
@@ -122,7 +127,7 @@ func TestConcurrentNeverOverCap(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				c, _, err := p.Get(context.Background(), key, d.dial)
+				c, _, err := d.get(context.Background(), &p, key)
 				if err != nil {
 					t.Error(err)
 					return
@@ -157,7 +162,7 @@ func TestIdleTimeoutEvicts(t *testing.T) {
 	p := Pool[*fakeConn]{IdleTimeout: 20 * time.Millisecond}
 	defer p.Close()
 	var d dialer
-	a, _, _ := p.Get(context.Background(), key, d.dial)
+	a, _, _ := d.get(context.Background(), &p, key)
 	p.Put(key, a)
 	waitFor(t, a.closed.Load)
 	if open, idle := p.Stats(key); open != 0 || idle != 0 {
@@ -171,10 +176,10 @@ func TestIdleTimeoutEvicts(t *testing.T) {
 func TestCloseReleasesWaitersAndIdle(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 1}
 	var d dialer
-	a, _, _ := p.Get(context.Background(), key, d.dial)
+	a, _, _ := d.get(context.Background(), &p, key)
 	errc := make(chan error)
 	go func() {
-		_, _, err := p.Get(context.Background(), key, d.dial)
+		_, _, err := d.get(context.Background(), &p, key)
 		errc <- err
 	}()
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys[key].waiters) == 1 })
@@ -186,7 +191,7 @@ func TestCloseReleasesWaitersAndIdle(t *testing.T) {
 	if !a.closed.Load() {
 		t.Fatal("a conn put back after Close stays open")
 	}
-	if _, _, err := p.Get(context.Background(), key, d.dial); !errors.Is(err, ErrClosed) {
+	if _, _, err := d.get(context.Background(), &p, key); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Get after Close: %v", err)
 	}
 }
@@ -195,8 +200,8 @@ func TestMaxIdleClosesExtra(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 3, MaxIdlePerKey: 1}
 	defer p.Close()
 	var d dialer
-	a, _, _ := p.Get(context.Background(), key, d.dial)
-	b, _, _ := p.Get(context.Background(), key, d.dial)
+	a, _, _ := d.get(context.Background(), &p, key)
+	b, _, _ := d.get(context.Background(), &p, key)
 	p.Put(key, a)
 	p.Put(key, b)
 	if !b.closed.Load() || a.closed.Load() {
