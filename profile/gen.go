@@ -1,0 +1,326 @@
+//go:build ignore
+
+// gen builds the embedded profile files in data/ from the real-browser
+// recordings in testdata/recordings (copied from the project's shared
+// fingerprints: Debian chromium 156 headless and firefox-esr 153 headless,
+// recorded on loopback, one TCP connection each). Run it with
+// `go generate ./profile`; its output is deterministic.
+//
+// What it derives rather than copies is written into each profile's Source:
+// desktop Chrome's user-agent and sec-ch-ua values per OS (the recording is
+// headless Chromium, which differs only in those values), Edge's values, and
+// the HTTP/1.1 header sets (see h1Set).
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+type recording struct {
+	TLS struct {
+		Record string `json:"client_hello_record_hex"`
+		Hello  struct {
+			ECH struct {
+				PayloadLen int `json:"payload_len"`
+			} `json:"ech"`
+		} `json:"client_hello"`
+	} `json:"tls"`
+	HTTP2 struct {
+		Settings []struct {
+			ID    uint16 `json:"id"`
+			Value uint32 `json:"value"`
+		} `json:"settings"`
+		ConnWindowUpdate uint32 `json:"connection_window_update"`
+		Frames           []struct {
+			Type            string `json:"type_name"`
+			StreamID        uint32 `json:"stream_id"`
+			WindowIncrement uint32 `json:"window_increment"`
+		} `json:"frames"`
+		Requests []struct {
+			StreamID    uint32   `json:"stream_id"`
+			PseudoOrder []string `json:"pseudo_header_order"`
+			Headers     []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"headers"`
+			Priority struct {
+				Exclusive bool   `json:"exclusive"`
+				DependsOn uint32 `json:"stream_dependency"`
+				Weight    int    `json:"weight"`
+			} `json:"headers_priority"`
+		} `json:"requests"`
+	} `json:"http2"`
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("profile/gen: ")
+	chrome := read("testdata/recordings/chromium-156.json")
+	firefox := read("testdata/recordings/firefox-esr-153.json")
+
+	var out []*profile.Profile
+	base := fromRecording(chrome, profile.Chrome, 156, profile.LatestOpen)
+	base.TLS.ShuffleExtensions = true
+	// Chrome picks its GREASE ECH payload length from these per connection
+	// (the shared recordings' README; the three recordings show 176 and 240).
+	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json)"
+	for _, v := range []struct {
+		os       profile.OS
+		platform string
+		uaOS     string
+	}{
+		{profile.Linux, `"Linux"`, "X11; Linux x86_64"},
+		{profile.MacOS, `"macOS"`, "Macintosh; Intel Mac OS X 10_15_7"},
+		{profile.Windows, `"Windows"`, "Windows NT 10.0; Win64; x64"},
+	} {
+		p := base.Clone()
+		p.OS = v.os
+		p.Name = profile.CanonicalName(p.Browser, p.Version, p.OS)
+		p.Recorded = true
+		p.Source = recSrc + "; header values derived for desktop Google Chrome on " + v.os.String() +
+			": user-agent, sec-ch-ua (brand list for major 156 with \"Google Chrome\"), sec-ch-ua-platform" + h1Note
+		setValues(p, map[string]string{
+			"user-agent":         "Mozilla/5.0 (" + v.uaOS + ") AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36",
+			"sec-ch-ua":          `"Not:A-Brand";v="8", "Chromium";v="156", "Google Chrome";v="156"`,
+			"sec-ch-ua-platform": v.platform,
+		})
+		addH1(p, chromeH1)
+		out = append(out, p)
+
+		if v.os == profile.Linux {
+			continue
+		}
+		e := p.Clone()
+		e.Browser = profile.Edge
+		e.Name = profile.CanonicalName(e.Browser, e.Version, e.OS)
+		e.Recorded = false
+		e.Source = "not recorded: Microsoft Edge 156 is Chromium 156, so the TLS and HTTP/2 wire format are taken from the chromium 156 recording (testdata/recordings/chromium-156.json), assumed identical; header values from Edge's public user-agent and brand format (\"Microsoft Edge\", Edg/156.0.0.0)" + h1Note
+		setValues(e, map[string]string{
+			"user-agent": "Mozilla/5.0 (" + v.uaOS + ") AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36 Edg/156.0.0.0",
+			"sec-ch-ua":  `"Not:A-Brand";v="8", "Chromium";v="156", "Microsoft Edge";v="156"`,
+		})
+		out = append(out, e)
+	}
+
+	ff := fromRecording(firefox, profile.Firefox, 153, profile.Root)
+	ff.OS = profile.Linux
+	ff.Name = profile.CanonicalName(ff.Browser, ff.Version, ff.OS)
+	ff.Recorded = true
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json)" + h1Note
+	addH1(ff, firefoxH1)
+	out = append(out, ff)
+
+	write(out)
+}
+
+const h1Note = "; HTTP/1.1 header sets derived, not recorded: the h2 sets' values and relative order, the browser's HTTP/1.1 name case, Host first, Connection: keep-alive added, h2-only fields (priority for Chrome, te) dropped"
+
+func read(path string) *recording {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var r recording
+	if err := json.Unmarshal(b, &r); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	return &r
+}
+
+// kindOf classifies a recorded request by its fetch metadata.
+func kindOf(h fields.Header) profile.RequestKind {
+	switch {
+	case h.Get("sec-fetch-mode") == "navigate":
+		return profile.Navigate
+	case h.Get("sec-fetch-mode") == "cors":
+		return profile.Fetch
+	case h.Get("sec-fetch-dest") == "script":
+		return profile.Subresource
+	case h.Get("sec-fetch-dest") == "image":
+		return profile.Image
+	}
+	return 0
+}
+
+// perRequest names the fields whose value depends on the request.
+var perRequest = []string{"referer", "sec-fetch-site"}
+
+func fromRecording(r *recording, b profile.Browser, version int, rule profile.DependRule) *profile.Profile {
+	hello, err := hex.DecodeString(r.TLS.Record)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := &profile.Profile{Browser: b, Version: version, TLS: profile.TLS{Hello: hello}}
+	for _, s := range r.HTTP2.Settings {
+		p.HTTP2.Settings = append(p.HTTP2.Settings, profile.Setting{ID: profile.SettingID(s.ID), Value: s.Value})
+	}
+	p.HTTP2.ConnWindowUpdate = r.HTTP2.ConnWindowUpdate
+	for _, f := range r.HTTP2.Frames {
+		if f.Type == "WINDOW_UPDATE" && f.StreamID != 0 {
+			p.HTTP2.StreamWindowUpdate = f.WindowIncrement
+			break
+		}
+	}
+	if len(r.HTTP2.Requests) == 0 {
+		log.Fatal("recording has no requests")
+	}
+	p.HTTP2.FirstStreamID = r.HTTP2.Requests[0].StreamID
+	p.HTTP2.PseudoOrder = r.HTTP2.Requests[0].PseudoOrder
+	for _, req := range r.HTTP2.Requests {
+		var h fields.Header
+		for _, f := range req.Headers {
+			if !strings.HasPrefix(f.Name, ":") {
+				h = append(h, fields.Field{Name: f.Name, Value: f.Value})
+			}
+		}
+		kind := kindOf(h)
+		if kind == 0 || p.HeaderSet(kind, profile.H2) != nil {
+			continue // first request of each kind wins
+		}
+		hs := profile.HeaderSet{Kind: kind, Proto: profile.H2}
+		for _, f := range h {
+			if containsName(perRequest, f.Name) {
+				hs.PerRequest = append(hs.PerRequest, f.Name)
+				if f.Name == "referer" {
+					f.Value = "" // the recording's referer is the test host
+				}
+			}
+			hs.Header = append(hs.Header, f)
+		}
+		p.Headers = append(p.Headers, hs)
+		p.HTTP2.HeaderPriority = append(p.HTTP2.HeaderPriority, profile.KindPriority{
+			Kind: kind, Exclusive: req.Priority.Exclusive, Weight: req.Priority.Weight, DependsOn: rule,
+		})
+	}
+	for _, k := range []profile.RequestKind{profile.Navigate, profile.Fetch, profile.Subresource, profile.Image} {
+		if p.HeaderSet(k, profile.H2) == nil {
+			log.Fatalf("%v: no %v request in the recording", b, k)
+		}
+	}
+	return p
+}
+
+func containsName(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+func setValues(p *profile.Profile, vals map[string]string) {
+	for i := range p.Headers {
+		h := p.Headers[i].Header
+		for j := range h {
+			if v, ok := vals[strings.ToLower(h[j].Name)]; ok {
+				h[j].Value = v
+			}
+		}
+	}
+}
+
+// h1Rule describes how a browser's HTTP/1.1 head differs from its h2 one.
+type h1Rule struct {
+	lowerPrefix     string // names kept lower case (Chrome's client hints)
+	connectionAfter string // "" : right after Host
+	drop            []string
+}
+
+var (
+	chromeH1  = h1Rule{lowerPrefix: "sec-ch-", drop: []string{"priority"}}
+	firefoxH1 = h1Rule{connectionAfter: "accept-encoding", drop: []string{"te"}}
+)
+
+// addH1 derives an HTTP/1.1 header set from every h2 set.
+func addH1(p *profile.Profile, rule h1Rule) {
+	var sets []profile.HeaderSet
+	for _, hs := range p.Headers {
+		if hs.Proto != profile.H2 {
+			continue
+		}
+		out := profile.HeaderSet{Kind: hs.Kind, Proto: profile.H1}
+		out.Header = append(out.Header, fields.Field{Name: "Host", Value: ""})
+		out.PerRequest = append(out.PerRequest, "Host")
+		conn := fields.Field{Name: "Connection", Value: "keep-alive"}
+		if rule.connectionAfter == "" {
+			out.Header = append(out.Header, conn)
+		}
+		for _, f := range hs.Header {
+			if containsName(rule.drop, f.Name) {
+				continue
+			}
+			name := f.Name
+			if rule.lowerPrefix == "" || !strings.HasPrefix(name, rule.lowerPrefix) {
+				name = titleCase(name)
+			}
+			out.Header = append(out.Header, fields.Field{Name: name, Value: f.Value})
+			if containsName(hs.PerRequest, f.Name) {
+				out.PerRequest = append(out.PerRequest, name)
+			}
+			if f.Name == rule.connectionAfter {
+				out.Header = append(out.Header, conn)
+			}
+		}
+		sets = append(sets, out)
+	}
+	p.Headers = append(p.Headers, sets...)
+}
+
+func titleCase(s string) string {
+	b := []byte(s)
+	up := true
+	for i, c := range b {
+		if up && 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+		up = c == '-'
+	}
+	return string(b)
+}
+
+func write(ps []*profile.Profile) {
+	keep := map[string]bool{}
+	for _, p := range ps {
+		b, err := p.Marshal()
+		if err != nil {
+			log.Fatalf("%s: %v", p.Name, err)
+		}
+		if _, err := profile.Parse(b); err != nil {
+			log.Fatalf("%s: does not parse back: %v", p.Name, err)
+		}
+		name := p.Name + ".json"
+		keep[name] = true
+		path := filepath.Join("data", name)
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+			continue
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintln(os.Stderr, "wrote", path)
+	}
+	// The generator owns data/: remove what it no longer produces.
+	ents, err := os.ReadDir("data")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") && !keep[e.Name()] {
+			if err := os.Remove(filepath.Join("data", e.Name())); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+}

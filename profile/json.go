@@ -1,0 +1,496 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/guise-http/guise/internal/fields"
+)
+
+// FormatVersion is the version of the profile file format Marshal writes
+// and Parse accepts.
+const FormatVersion = 1
+
+// MaxFileSize bounds the size of a profile file Parse accepts.
+const MaxFileSize = 1 << 20
+
+// ParseError reports an invalid profile file or value: which field, and why.
+type ParseError struct {
+	// Field is the JSON path of the offending field ("tls.hello",
+	// "headers[2].header[0].name"), or "" for the file as a whole.
+	Field string
+	// Reason says what is wrong.
+	Reason string
+	// Err is the underlying error, if any (a JSON syntax error).
+	Err error
+}
+
+func (e *ParseError) Error() string {
+	msg := e.Reason
+	if e.Err != nil {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += e.Err.Error()
+	}
+	if e.Field == "" {
+		return "profile: " + msg
+	}
+	return "profile: " + e.Field + ": " + msg
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+func perr(field, format string, args ...any) error {
+	return &ParseError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+type wireProfile struct {
+	Format   int             `json:"format"`
+	Name     string          `json:"name"`
+	Browser  Browser         `json:"browser"`
+	Version  int             `json:"version"`
+	OS       OS              `json:"os"`
+	Recorded bool            `json:"recorded"`
+	Source   string          `json:"source"`
+	TLS      wireTLS         `json:"tls"`
+	HTTP2    wireHTTP2       `json:"http2"`
+	HTTP1    wireHTTP1       `json:"http1"`
+	Headers  []wireHeaderSet `json:"headers"`
+}
+
+type wireTLS struct {
+	Hello             string `json:"hello"`
+	HelloHTTP1        string `json:"hello_http1,omitempty"`
+	HelloResumed      string `json:"hello_resumed,omitempty"`
+	ShuffleExtensions bool   `json:"shuffle_extensions"`
+	ECHPayloadLengths []int  `json:"ech_payload_lengths,omitempty"`
+}
+
+type wireSetting struct {
+	ID    uint16 `json:"id"`
+	Value uint32 `json:"value"`
+}
+
+type wirePriority struct {
+	StreamID  uint32 `json:"stream_id"`
+	Exclusive bool   `json:"exclusive"`
+	DependsOn uint32 `json:"depends_on"`
+	Weight    int    `json:"weight"`
+}
+
+type wireKindPriority struct {
+	Kind      RequestKind `json:"kind"`
+	Exclusive bool        `json:"exclusive"`
+	Weight    int         `json:"weight"`
+	DependsOn DependRule  `json:"depends_on"`
+}
+
+type wireHTTP2 struct {
+	Settings           []wireSetting      `json:"settings"`
+	ConnWindowUpdate   uint32             `json:"conn_window_update"`
+	Priorities         []wirePriority     `json:"priorities,omitempty"`
+	FirstStreamID      uint32             `json:"first_stream_id"`
+	StreamWindowUpdate uint32             `json:"stream_window_update"`
+	PseudoOrder        []string           `json:"pseudo_order"`
+	HeaderPriority     []wireKindPriority `json:"header_priority"`
+}
+
+type wireHTTP1 struct {
+	Recorded bool `json:"recorded"`
+}
+
+type wireField struct {
+	Name       string `json:"name"`
+	Value      string `json:"value"`
+	PerRequest bool   `json:"per_request,omitempty"`
+}
+
+type wireHeaderSet struct {
+	Kind   RequestKind `json:"kind"`
+	Proto  Proto       `json:"proto"`
+	Header []wireField `json:"header"`
+}
+
+// Parse decodes and validates a profile file as Marshal writes it. It is
+// strict: unknown fields, trailing data, a malformed ClientHello record,
+// out-of-range HTTP/2 values, duplicate settings or header sets, invalid
+// header names or values, or a name that is not the canonical
+// "<browser><version>-<os>" are errors of type *ParseError.
+//
+// Parse(p.Marshal()) returns a profile equal to p.
+func Parse(data []byte) (*Profile, error) {
+	if len(data) > MaxFileSize {
+		return nil, perr("", "file is %d bytes, more than %d", len(data), MaxFileSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w wireProfile
+	if err := dec.Decode(&w); err != nil {
+		var pe *ParseError
+		if asParseError(err, &pe) {
+			return nil, pe
+		}
+		return nil, &ParseError{Reason: "invalid json", Err: err}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, perr("", "trailing data after the profile object")
+	}
+	p, err := fromWire(&w)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// asParseError finds a *ParseError inside a JSON decoding error (the
+// enumerations' UnmarshalText returns one).
+func asParseError(err error, target **ParseError) bool {
+	for err != nil {
+		if pe, ok := err.(*ParseError); ok {
+			*target = pe
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// Marshal validates p and encodes it as a profile file: indented JSON with
+// the ClientHello records in hex, deterministic for equal profiles. It is
+// what `guise capture` writes.
+func (p *Profile) Marshal() ([]byte, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	w := toWire(p)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(w); err != nil {
+		return nil, fmt.Errorf("profile: encoding %s: %w", p.Name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func toWire(p *Profile) *wireProfile {
+	w := &wireProfile{
+		Format: FormatVersion, Name: p.Name, Browser: p.Browser, Version: p.Version, OS: p.OS,
+		Recorded: p.Recorded, Source: p.Source,
+		TLS: wireTLS{
+			Hello:             hex.EncodeToString(p.TLS.Hello),
+			HelloHTTP1:        hex.EncodeToString(p.TLS.HelloHTTP1),
+			HelloResumed:      hex.EncodeToString(p.TLS.HelloResumed),
+			ShuffleExtensions: p.TLS.ShuffleExtensions,
+			ECHPayloadLengths: p.TLS.ECHPayloadLengths,
+		},
+		HTTP2: wireHTTP2{
+			ConnWindowUpdate:   p.HTTP2.ConnWindowUpdate,
+			FirstStreamID:      p.HTTP2.FirstStreamID,
+			StreamWindowUpdate: p.HTTP2.StreamWindowUpdate,
+			PseudoOrder:        p.HTTP2.PseudoOrder,
+		},
+		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded},
+	}
+	for _, s := range p.HTTP2.Settings {
+		w.HTTP2.Settings = append(w.HTTP2.Settings, wireSetting{uint16(s.ID), s.Value})
+	}
+	for _, f := range p.HTTP2.Priorities {
+		w.HTTP2.Priorities = append(w.HTTP2.Priorities, wirePriority(f))
+	}
+	for _, kp := range p.HTTP2.HeaderPriority {
+		w.HTTP2.HeaderPriority = append(w.HTTP2.HeaderPriority, wireKindPriority(kp))
+	}
+	for _, hs := range p.Headers {
+		ws := wireHeaderSet{Kind: hs.Kind, Proto: hs.Proto}
+		for _, f := range hs.Header {
+			ws.Header = append(ws.Header, wireField{f.Name, f.Value, containsFold(hs.PerRequest, f.Name)})
+		}
+		w.Headers = append(w.Headers, ws)
+	}
+	return w
+}
+
+func fromWire(w *wireProfile) (*Profile, error) {
+	if w.Format != FormatVersion {
+		return nil, perr("format", "version %d, want %d", w.Format, FormatVersion)
+	}
+	p := &Profile{
+		Name: w.Name, Browser: w.Browser, Version: w.Version, OS: w.OS,
+		Recorded: w.Recorded, Source: w.Source,
+		TLS: TLS{
+			ShuffleExtensions: w.TLS.ShuffleExtensions,
+			ECHPayloadLengths: nilIfEmpty(w.TLS.ECHPayloadLengths),
+		},
+		HTTP2: HTTP2{
+			ConnWindowUpdate:   w.HTTP2.ConnWindowUpdate,
+			FirstStreamID:      w.HTTP2.FirstStreamID,
+			StreamWindowUpdate: w.HTTP2.StreamWindowUpdate,
+			PseudoOrder:        nilIfEmpty(w.HTTP2.PseudoOrder),
+		},
+		HTTP1: HTTP1{Recorded: w.HTTP1.Recorded},
+	}
+	var err error
+	if p.TLS.Hello, err = decodeHex("tls.hello", w.TLS.Hello); err != nil {
+		return nil, err
+	}
+	if p.TLS.HelloHTTP1, err = decodeHex("tls.hello_http1", w.TLS.HelloHTTP1); err != nil {
+		return nil, err
+	}
+	if p.TLS.HelloResumed, err = decodeHex("tls.hello_resumed", w.TLS.HelloResumed); err != nil {
+		return nil, err
+	}
+	for _, s := range w.HTTP2.Settings {
+		p.HTTP2.Settings = append(p.HTTP2.Settings, Setting{SettingID(s.ID), s.Value})
+	}
+	for _, f := range w.HTTP2.Priorities {
+		p.HTTP2.Priorities = append(p.HTTP2.Priorities, PriorityFrame(f))
+	}
+	for _, kp := range w.HTTP2.HeaderPriority {
+		p.HTTP2.HeaderPriority = append(p.HTTP2.HeaderPriority, KindPriority(kp))
+	}
+	for i, ws := range w.Headers {
+		hs := HeaderSet{Kind: ws.Kind, Proto: ws.Proto}
+		for j, f := range ws.Header {
+			hs.Header = append(hs.Header, fields.Field{Name: f.Name, Value: f.Value})
+			if f.PerRequest {
+				if containsFold(hs.PerRequest, f.Name) {
+					return nil, perr(fmt.Sprintf("headers[%d].header[%d]", i, j), "field %q marked per-request twice", f.Name)
+				}
+				hs.PerRequest = append(hs.PerRequest, f.Name)
+			}
+		}
+		p.Headers = append(p.Headers, hs)
+	}
+	return p, nil
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func decodeHex(field, s string) ([]byte, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, &ParseError{Field: field, Reason: "invalid hex", Err: err}
+	}
+	return b, nil
+}
+
+func containsFold(names []string, name string) bool {
+	for _, n := range names {
+		if fields.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+var pseudoHeaders = [...]string{":method", ":authority", ":scheme", ":path"}
+
+// validate checks every invariant Parse promises.
+func (p *Profile) validate() error {
+	if p.Browser < Chrome || int(p.Browser) >= len(browserNames) {
+		return perr("browser", "missing or invalid (%d)", p.Browser)
+	}
+	if p.OS < Linux || int(p.OS) >= len(osNames) {
+		return perr("os", "missing or invalid (%d)", p.OS)
+	}
+	if p.Version <= 0 || p.Version > 9999 {
+		return perr("version", "%d out of range 1..9999", p.Version)
+	}
+	if want := CanonicalName(p.Browser, p.Version, p.OS); p.Name != want {
+		return perr("name", "%q, want %q", p.Name, want)
+	}
+	if strings.TrimSpace(p.Source) == "" {
+		return perr("source", "missing")
+	}
+	if len(p.TLS.Hello) == 0 {
+		return perr("tls.hello", "missing")
+	}
+	if err := checkHello("tls.hello", p.TLS.Hello); err != nil {
+		return err
+	}
+	if err := checkHello("tls.hello_http1", p.TLS.HelloHTTP1); err != nil {
+		return err
+	}
+	if err := checkHello("tls.hello_resumed", p.TLS.HelloResumed); err != nil {
+		return err
+	}
+	for i, n := range p.TLS.ECHPayloadLengths {
+		if n <= 0 || n > 0xffff {
+			return perr(fmt.Sprintf("tls.ech_payload_lengths[%d]", i), "%d out of range 1..65535", n)
+		}
+	}
+	return p.HTTP2.validate(p.Headers)
+}
+
+// checkHello checks that b is one TLS handshake record holding exactly one
+// ClientHello message; empty b is accepted (absent).
+func checkHello(field string, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if len(b) < 9 {
+		return perr(field, "record of %d bytes is too short", len(b))
+	}
+	if b[0] != 0x16 || b[1] != 0x03 {
+		return perr(field, "not a TLS handshake record (starts %q)", b[:2])
+	}
+	if n := int(b[3])<<8 | int(b[4]); n != len(b)-5 {
+		return perr(field, "record length %d, have %d bytes", n, len(b)-5)
+	}
+	if b[5] != 1 {
+		return perr(field, "handshake type %d is not client_hello", b[5])
+	}
+	if n := int(b[6])<<16 | int(b[7])<<8 | int(b[8]); n != len(b)-9 {
+		return perr(field, "client_hello length %d, have %d bytes", n, len(b)-9)
+	}
+	// legacy_version, random, session id length, cipher suites length,
+	// compression methods length: 38 bytes at least.
+	if len(b)-9 < 38 || b[9] != 0x03 {
+		return perr(field, "client_hello body of %d bytes is not a hello", len(b)-9)
+	}
+	return nil
+}
+
+const maxStreamID = 1<<31 - 1
+
+func (h *HTTP2) validate(sets []HeaderSet) error {
+	if len(h.Settings) == 0 {
+		return perr("http2.settings", "missing")
+	}
+	for i, s := range h.Settings {
+		if s.ID == 0 {
+			return perr(fmt.Sprintf("http2.settings[%d]", i), "id 0")
+		}
+		for _, t := range h.Settings[:i] {
+			if t.ID == s.ID {
+				return perr(fmt.Sprintf("http2.settings[%d]", i), "duplicate %v", s.ID)
+			}
+		}
+	}
+	if h.ConnWindowUpdate > maxStreamID {
+		return perr("http2.conn_window_update", "%d exceeds 2^31-1", h.ConnWindowUpdate)
+	}
+	if h.StreamWindowUpdate > maxStreamID {
+		return perr("http2.stream_window_update", "%d exceeds 2^31-1", h.StreamWindowUpdate)
+	}
+	if h.FirstStreamID == 0 || h.FirstStreamID%2 == 0 || h.FirstStreamID > maxStreamID {
+		return perr("http2.first_stream_id", "%d is not an odd client stream id", h.FirstStreamID)
+	}
+	for i, f := range h.Priorities {
+		field := fmt.Sprintf("http2.priorities[%d]", i)
+		if f.StreamID == 0 || f.StreamID > maxStreamID || f.DependsOn > maxStreamID || f.DependsOn == f.StreamID {
+			return perr(field, "invalid stream %d depending on %d", f.StreamID, f.DependsOn)
+		}
+		if f.Weight < 1 || f.Weight > 256 {
+			return perr(field, "weight %d out of range 1..256", f.Weight)
+		}
+	}
+	if len(h.PseudoOrder) != len(pseudoHeaders) {
+		return perr("http2.pseudo_order", "%d entries, want %d", len(h.PseudoOrder), len(pseudoHeaders))
+	}
+	for _, ph := range pseudoHeaders {
+		n := 0
+		for _, x := range h.PseudoOrder {
+			if x == ph {
+				n++
+			}
+		}
+		if n != 1 {
+			return perr("http2.pseudo_order", "%q appears %d times", ph, n)
+		}
+	}
+	for i, kp := range h.HeaderPriority {
+		field := fmt.Sprintf("http2.header_priority[%d]", i)
+		if kp.Kind < Navigate || int(kp.Kind) >= len(kindNames) {
+			return perr(field, "invalid kind %d", kp.Kind)
+		}
+		if kp.DependsOn < Root || int(kp.DependsOn) >= len(dependNames) {
+			return perr(field, "invalid depends_on %d", kp.DependsOn)
+		}
+		if kp.Weight < 1 || kp.Weight > 256 {
+			return perr(field, "weight %d out of range 1..256", kp.Weight)
+		}
+		for _, o := range h.HeaderPriority[:i] {
+			if o.Kind == kp.Kind {
+				return perr(field, "duplicate kind %v", kp.Kind)
+			}
+		}
+	}
+	return validateHeaderSets(sets)
+}
+
+func validateHeaderSets(sets []HeaderSet) error {
+	if len(sets) == 0 {
+		return perr("headers", "missing")
+	}
+	for i, hs := range sets {
+		field := fmt.Sprintf("headers[%d]", i)
+		if hs.Kind < Navigate || int(hs.Kind) >= len(kindNames) {
+			return perr(field, "invalid kind %d", hs.Kind)
+		}
+		if hs.Proto < H2 || int(hs.Proto) >= len(protoNames) {
+			return perr(field, "invalid proto %d", hs.Proto)
+		}
+		for _, o := range sets[:i] {
+			if o.Kind == hs.Kind && o.Proto == hs.Proto {
+				return perr(field, "duplicate header set %v over %v", hs.Kind, hs.Proto)
+			}
+		}
+		if len(hs.Header) == 0 {
+			return perr(field+".header", "empty")
+		}
+		for j, f := range hs.Header {
+			ff := fmt.Sprintf("%s.header[%d]", field, j)
+			if !fields.ValidName(f.Name) {
+				return perr(ff, "invalid name %q", f.Name)
+			}
+			if hs.Proto == H2 && strings.ToLower(f.Name) != f.Name {
+				return perr(ff, "h2 name %q is not lower case", f.Name)
+			}
+			if !fields.ValidValue(f.Value) {
+				return perr(ff, "invalid value %q", f.Value)
+			}
+			if f.Value == "" && !containsFold(hs.PerRequest, f.Name) {
+				return perr(ff, "empty value for %q that is not per-request", f.Name)
+			}
+			for _, o := range hs.Header[:j] {
+				if fields.EqualFold(o.Name, f.Name) {
+					return perr(ff, "duplicate field %q", f.Name)
+				}
+			}
+		}
+		// PerRequest must name fields of Header, once each, in Header order,
+		// so that the file form (a flag per field) round-trips.
+		k := 0
+		for _, f := range hs.Header {
+			if k < len(hs.PerRequest) && hs.PerRequest[k] == f.Name {
+				k++
+			}
+		}
+		if k != len(hs.PerRequest) {
+			return perr(field+".per_request", "%q are not fields of the set in its order", hs.PerRequest)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+// Package profile holds browser profiles as recorded data: what one browser
+// version on one operating system sends on the wire. A profile carries the
+// raw TLS ClientHello, the HTTP/2 connection preface (SETTINGS, WINDOW_UPDATE,
+// PRIORITY, pseudo-header order, HEADERS priority) and the default request
+// headers per request kind, in order and case.
+//
+// Profiles are JSON files written by `guise capture` (see Marshal) and
+// embedded from data/*.json. They are decoded on the first Lookup or Names
+// call, once, and cached; nothing runs at package initialisation.
+//
+// The package does not import uTLS: turning a recorded hello into a
+// handshake is internal/tlsfp's job.
+package profile
+
+//go:generate go run gen.go
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/guise-http/guise/internal/fields"
+)
+
+// Default is the profile name used when none is given: the newest Chrome on
+// Linux.
+const Default = "chrome"
+
+// DefaultOS is the operating system a name without one ("chrome156")
+// resolves to.
+const DefaultOS = Linux
+
+// Profile is one browser version on one operating system, as data.
+//
+// Profiles returned by Lookup are shared and must be treated as read-only;
+// use Clone for a copy that may be changed. A Profile is safe for concurrent
+// reads.
+type Profile struct {
+	// Name is the canonical name, "<browser><version>-<os>", e.g.
+	// "chrome156-linux".
+	Name    string
+	Browser Browser
+	// Version is the browser's major version.
+	Version int
+	OS      OS
+	// Recorded reports whether the wire format (TLS hello, HTTP/2 preface)
+	// was recorded from the real browser. False means the profile was built
+	// from public facts; Source says from what.
+	Recorded bool
+	// Source says where the data comes from and what, if anything, was
+	// derived rather than recorded.
+	Source  string
+	TLS     TLS
+	HTTP2   HTTP2
+	HTTP1   HTTP1
+	Headers []HeaderSet
+}
+
+// TLS is a browser's TLS ClientHello as recorded.
+type TLS struct {
+	// Hello is the raw first TLS record (type 22) of a full handshake
+	// offering ALPN h2 and http/1.1. Required.
+	Hello []byte
+	// HelloHTTP1 is the record the browser sends when it offers only
+	// http/1.1, or nil if not recorded.
+	HelloHTTP1 []byte
+	// HelloResumed is the record of a resumed connection, or nil if not
+	// recorded.
+	HelloResumed []byte
+	// ShuffleExtensions reports whether the browser permutes its extensions
+	// on every connection (Chrome), keeping the leading and trailing GREASE
+	// extensions in place, and pre_shared_key last when resuming.
+	ShuffleExtensions bool
+	// ECHPayloadLengths are the GREASE ECH payload lengths the browser
+	// picks one from per connection (Chrome: 144, 176, 208, 240). Nil: use
+	// the recorded length.
+	ECHPayloadLengths []int
+}
+
+// Setting is one HTTP/2 SETTINGS parameter.
+type Setting struct {
+	ID    SettingID
+	Value uint32
+}
+
+// PriorityFrame is an HTTP/2 PRIORITY frame sent after the preface.
+type PriorityFrame struct {
+	StreamID  uint32
+	Exclusive bool
+	DependsOn uint32
+	// Weight is the effective weight, 1..256 (the wire byte plus one).
+	Weight int
+}
+
+// KindPriority is the priority a browser puts in the HEADERS frame of a
+// request of one kind.
+type KindPriority struct {
+	Kind      RequestKind
+	Exclusive bool
+	// Weight is the effective weight, 1..256 (the wire byte plus one).
+	Weight    int
+	DependsOn DependRule
+}
+
+// HTTP2 is a browser's HTTP/2 connection behaviour.
+type HTTP2 struct {
+	// Settings are sent in this order in the first SETTINGS frame.
+	Settings []Setting
+	// ConnWindowUpdate is the connection WINDOW_UPDATE increment sent after
+	// SETTINGS; 0 means none.
+	ConnWindowUpdate uint32
+	// Priorities are PRIORITY frames sent after the preface, in order.
+	Priorities []PriorityFrame
+	// FirstStreamID is the first request's stream ID (Chrome 1, Firefox 3).
+	FirstStreamID uint32
+	// StreamWindowUpdate is the WINDOW_UPDATE increment sent on every
+	// stream right after its HEADERS (Firefox); 0 means none.
+	StreamWindowUpdate uint32
+	// PseudoOrder is the order of :method, :authority, :scheme and :path.
+	PseudoOrder []string
+	// HeaderPriority is the HEADERS frame priority per request kind.
+	HeaderPriority []KindPriority
+}
+
+// HTTP1 is a browser's HTTP/1.1 behaviour beyond its header sets.
+type HTTP1 struct {
+	// Recorded reports whether the HTTP/1.1 header sets were recorded from
+	// the browser. False: they were derived from the HTTP/2 recording
+	// (same values and relative order, the browser's HTTP/1.1 name case,
+	// Host first, Connection added) as Source describes.
+	Recorded bool
+}
+
+// HeaderSet is the default headers of one request kind over one protocol,
+// in wire order, case and value.
+type HeaderSet struct {
+	Kind  RequestKind
+	Proto Proto
+	// Header lists the fields in order. Over h2 names are lower case and
+	// pseudo-headers are not included (see HTTP2.PseudoOrder).
+	Header fields.Header
+	// PerRequest names the fields of Header whose value depends on the
+	// request (Host, referer, sec-fetch-site, ...). Their Value in Header is
+	// the typical one; an empty Value is a placeholder that keeps the
+	// field's position and is sent only when the request supplies a value.
+	PerRequest []string
+}
+
+// HeaderSet returns the default header set for kind over proto, or nil.
+func (p *Profile) HeaderSet(kind RequestKind, proto Proto) *HeaderSet {
+	for i := range p.Headers {
+		if p.Headers[i].Kind == kind && p.Headers[i].Proto == proto {
+			return &p.Headers[i]
+		}
+	}
+	return nil
+}
+
+// Priority returns the HEADERS priority for kind, and whether there is one.
+func (p *Profile) Priority(kind RequestKind) (KindPriority, bool) {
+	for _, kp := range p.HTTP2.HeaderPriority {
+		if kp.Kind == kind {
+			return kp, true
+		}
+	}
+	return KindPriority{}, false
+}
+
+// Clone returns a deep copy of p.
+func (p *Profile) Clone() *Profile {
+	c := *p
+	c.TLS.Hello = slices.Clone(p.TLS.Hello)
+	c.TLS.HelloHTTP1 = slices.Clone(p.TLS.HelloHTTP1)
+	c.TLS.HelloResumed = slices.Clone(p.TLS.HelloResumed)
+	c.TLS.ECHPayloadLengths = slices.Clone(p.TLS.ECHPayloadLengths)
+	c.HTTP2.Settings = slices.Clone(p.HTTP2.Settings)
+	c.HTTP2.Priorities = slices.Clone(p.HTTP2.Priorities)
+	c.HTTP2.PseudoOrder = slices.Clone(p.HTTP2.PseudoOrder)
+	c.HTTP2.HeaderPriority = slices.Clone(p.HTTP2.HeaderPriority)
+	c.Headers = slices.Clone(p.Headers)
+	for i := range c.Headers {
+		c.Headers[i].Header = c.Headers[i].Header.Clone()
+		c.Headers[i].PerRequest = slices.Clone(c.Headers[i].PerRequest)
+	}
+	return &c
+}
+
+// CanonicalName returns the canonical profile name for b, version and os,
+// e.g. "chrome156-linux".
+func CanonicalName(b Browser, version int, os OS) string {
+	return b.String() + strconv.Itoa(version) + "-" + os.String()
+}
+
+// ErrUnknown is returned (wrapped) by Lookup for a name no profile has.
+var ErrUnknown = errors.New("profile: unknown profile")
+
+//go:embed data/*.json
+var dataFS embed.FS
+
+type registry struct {
+	all []*Profile // sorted by name
+	err error
+}
+
+var (
+	regOnce sync.Once
+	reg     registry
+)
+
+func load() *registry {
+	regOnce.Do(func() {
+		ents, err := dataFS.ReadDir("data")
+		if err != nil {
+			reg.err = fmt.Errorf("profile: reading embedded profiles: %w", err)
+			return
+		}
+		for _, e := range ents {
+			b, err := dataFS.ReadFile("data/" + e.Name())
+			if err != nil {
+				reg.err = fmt.Errorf("profile: reading %s: %w", e.Name(), err)
+				return
+			}
+			p, err := Parse(b)
+			if err != nil {
+				reg.err = fmt.Errorf("profile: embedded %s: %w", e.Name(), err)
+				return
+			}
+			if p.Name+".json" != e.Name() {
+				reg.err = fmt.Errorf("profile: embedded %s holds profile %q", e.Name(), p.Name)
+				return
+			}
+			reg.all = append(reg.all, p)
+		}
+		slices.SortFunc(reg.all, func(a, b *Profile) int { return strings.Compare(a.Name, b.Name) })
+	})
+	return &reg
+}
+
+// Names returns the canonical names of all embedded profiles, sorted. It
+// returns nil if the embedded profiles fail to decode (Lookup reports why).
+func Names() []string {
+	r := load()
+	if r.err != nil {
+		return nil
+	}
+	names := make([]string, len(r.all))
+	for i, p := range r.all {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Lookup returns the embedded profile called name. Besides canonical names
+// ("chrome156-windows") it accepts a browser alone ("chrome": the newest
+// version on DefaultOS), a browser and version ("firefox153": on
+// DefaultOS) and a browser and OS ("chrome-macos": the newest version on
+// that OS). "" means Default. Names are case-insensitive. An unknown name
+// gives an error wrapping ErrUnknown.
+//
+// The returned profile is shared: do not modify it (see Clone). Lookup is
+// safe for concurrent use; the first call decodes the embedded files.
+func Lookup(name string) (*Profile, error) {
+	r := load()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if name == "" {
+		name = Default
+	}
+	key := strings.ToLower(name)
+	base, osName, hasOS := strings.Cut(key, "-")
+	os := DefaultOS
+	if hasOS {
+		os = OS(enumIndex(osNames[:], osName))
+		if os == 0 {
+			return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+		}
+	}
+	i := 0
+	for i < len(base) && (base[i] < '0' || base[i] > '9') {
+		i++
+	}
+	b := Browser(enumIndex(browserNames[:], base[:i]))
+	if b == 0 {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	version := 0
+	if i < len(base) {
+		v, err := strconv.Atoi(base[i:])
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+		}
+		version = v
+	}
+	var best *Profile
+	for _, p := range r.all {
+		if p.Browser != b || p.OS != os || (version != 0 && p.Version != version) {
+			continue
+		}
+		if best == nil || p.Version > best.Version {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	return best, nil
+}

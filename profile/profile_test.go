@@ -1,0 +1,333 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func TestNames(t *testing.T) {
+	names := Names()
+	want := []string{"chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows", "firefox153-linux"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("Names() = %q, want %q", names, want)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "chrome156-linux"},
+		{Default, "chrome156-linux"},
+		{"chrome156", "chrome156-linux"},
+		{"Chrome156-Windows", "chrome156-windows"},
+		{"chrome-macos", "chrome156-macos"},
+		{"firefox", "firefox153-linux"},
+		{"firefox153", "firefox153-linux"},
+		{"firefox153-linux", "firefox153-linux"},
+		{"edge-windows", "edge156-windows"},
+	} {
+		p, err := Lookup(tc.in)
+		if err != nil {
+			t.Errorf("Lookup(%q): %v", tc.in, err)
+			continue
+		}
+		if p.Name != tc.want {
+			t.Errorf("Lookup(%q) = %s, want %s", tc.in, p.Name, tc.want)
+		}
+	}
+	for _, bad := range []string{"chrome155", "netscape", "chrome-plan9", "firefox153-windows", "chrome0", "chrome-1", "156", "edge", "chrome156x"} {
+		if p, err := Lookup(bad); !errors.Is(err, ErrUnknown) {
+			t.Errorf("Lookup(%q) = %v, %v; want ErrUnknown", bad, p, err)
+		}
+	}
+}
+
+func TestLookupShared(t *testing.T) {
+	var wg sync.WaitGroup
+	got := make([]*Profile, 8)
+	for i := range got {
+		wg.Go(func() {
+			p, err := Lookup("chrome")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = p
+		})
+	}
+	wg.Wait()
+	for _, p := range got[1:] {
+		if p != got[0] {
+			t.Fatal("Lookup returned different values for one name: decoded more than once")
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Lookup("chrome156-linux") }); n > 0 {
+		t.Errorf("Lookup of a canonical name allocates %v times, want 0 (no re-decoding)", n)
+	}
+}
+
+// recordedHello reads the raw record from a recording in testdata.
+func recordedHello(t *testing.T, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/recordings/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		TLS struct {
+			Record string `json:"client_hello_record_hex"`
+		} `json:"tls"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	h, err := hex.DecodeString(r.TLS.Record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestRecordedData(t *testing.T) {
+	chromeHello := recordedHello(t, "chromium-156.json")
+	for _, name := range []string{"chrome156-linux", "chrome156-windows", "chrome156-macos", "edge156-windows"} {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p.TLS.Hello, chromeHello) {
+			t.Errorf("%s: hello differs from the chromium recording", name)
+		}
+		if !p.TLS.ShuffleExtensions || !slices.Equal(p.TLS.ECHPayloadLengths, []int{144, 176, 208, 240}) {
+			t.Errorf("%s: TLS = shuffle %v, ech %v", name, p.TLS.ShuffleExtensions, p.TLS.ECHPayloadLengths)
+		}
+		wantSettings := []Setting{{SettingHeaderTableSize, 65536}, {SettingEnablePush, 0}, {SettingInitialWindowSize, 6291456}, {SettingMaxHeaderListSize, 262144}}
+		if !slices.Equal(p.HTTP2.Settings, wantSettings) || p.HTTP2.ConnWindowUpdate != 15663105 || p.HTTP2.FirstStreamID != 1 || p.HTTP2.StreamWindowUpdate != 0 {
+			t.Errorf("%s: HTTP2 = %+v", name, p.HTTP2)
+		}
+		if !slices.Equal(p.HTTP2.PseudoOrder, []string{":method", ":authority", ":scheme", ":path"}) {
+			t.Errorf("%s: pseudo order %q", name, p.HTTP2.PseudoOrder)
+		}
+		if kp, _ := p.Priority(Navigate); kp != (KindPriority{Navigate, true, 256, LatestOpen}) {
+			t.Errorf("%s: navigate priority %+v", name, kp)
+		}
+		if kp, _ := p.Priority(Image); kp.Weight != 183 {
+			t.Errorf("%s: image priority %+v", name, kp)
+		}
+		nav := p.HeaderSet(Navigate, H2)
+		if nav == nil || nav.Header[0].Name != "sec-ch-ua" || nav.Header.Get("sec-fetch-site") != "none" {
+			t.Fatalf("%s: navigate h2 set %+v", name, nav)
+		}
+		if ua := nav.Header.Get("user-agent"); bytes.Contains([]byte(ua), []byte("Headless")) {
+			t.Errorf("%s: user-agent %q is the headless one", name, ua)
+		}
+		if h1 := p.HeaderSet(Navigate, H1); h1 == nil || h1.Header[0].Name != "Host" || h1.Header.Has("priority") {
+			t.Errorf("%s: navigate h1 set %+v", name, h1)
+		}
+		if p.HTTP1.Recorded {
+			t.Errorf("%s: HTTP/1.1 sets claim to be recorded", name)
+		}
+	}
+	if p, _ := Lookup("chrome156-windows"); p.HeaderSet(Fetch, H2).Header.Get("sec-ch-ua-platform") != `"Windows"` {
+		t.Error("chrome156-windows: sec-ch-ua-platform not Windows")
+	}
+	if p, _ := Lookup("edge156-windows"); p.Recorded || !bytes.Contains([]byte(p.HeaderSet(Navigate, H2).Header.Get("user-agent")), []byte("Edg/156")) {
+		t.Error("edge156-windows: want Recorded=false and an Edg/156 user-agent")
+	}
+
+	ff, err := Lookup("firefox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ff.TLS.Hello, recordedHello(t, "firefox-esr-153.json")) {
+		t.Error("firefox: hello differs from the recording")
+	}
+	if ff.TLS.ShuffleExtensions || ff.HTTP2.FirstStreamID != 3 || ff.HTTP2.StreamWindowUpdate != 12451840 || ff.HTTP2.ConnWindowUpdate != 12517377 {
+		t.Errorf("firefox: %+v %+v", ff.TLS, ff.HTTP2)
+	}
+	if kp, _ := ff.Priority(Navigate); kp != (KindPriority{Navigate, false, 42, Root}) {
+		t.Errorf("firefox navigate priority %+v", kp)
+	}
+	if !slices.Equal(ff.HTTP2.PseudoOrder, []string{":method", ":path", ":authority", ":scheme"}) {
+		t.Errorf("firefox pseudo order %q", ff.HTTP2.PseudoOrder)
+	}
+	sub := ff.HeaderSet(Subresource, H2)
+	if !slices.Equal(sub.PerRequest, []string{"referer", "sec-fetch-site"}) || sub.Header.Get("referer") != "" {
+		t.Errorf("firefox subresource per-request %q", sub.PerRequest)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, name := range Names() {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.Marshal()
+		if err != nil {
+			t.Fatalf("%s: Marshal: %v", name, err)
+		}
+		q, err := Parse(b)
+		if err != nil {
+			t.Fatalf("%s: Parse(Marshal): %v", name, err)
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Errorf("%s: Parse(Marshal(p)) != p", name)
+		}
+		embedded, _ := dataFS.ReadFile("data/" + name + ".json")
+		if !bytes.Equal(b, embedded) {
+			t.Errorf("%s: Marshal output differs from the embedded file (regenerate with go generate ./profile)", name)
+		}
+		c := p.Clone()
+		c.Headers[0].Header[0].Value = "changed"
+		c.TLS.Hello[10] ^= 1
+		if reflect.DeepEqual(p, c) {
+			t.Errorf("%s: Clone shares memory", name)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	p, err := Lookup("chrome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(good, &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	sub := func(m map[string]any, k string) map[string]any { return m[k].(map[string]any) }
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		field string
+	}{
+		{"syntax", []byte(`{"format":`), ""},
+		{"trailing", append(slices.Clone(good), []byte("{}")...), ""},
+		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), ""},
+		{"format", edit(func(m map[string]any) { m["format"] = 2 }), "format"},
+		{"browser", edit(func(m map[string]any) { m["browser"] = "netscape" }), "browser"},
+		{"name", edit(func(m map[string]any) { m["name"] = "chrome" }), "name"},
+		{"no source", edit(func(m map[string]any) { m["source"] = " " }), "source"},
+		{"hello hex", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "zz" }), "tls.hello"},
+		{"hello missing", edit(func(m map[string]any) { delete(sub(m, "tls"), "hello") }), "tls.hello"},
+		{"hello not a record", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "170303000401000000" }), "tls.hello"},
+		{"hello short", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "16030100050100000100" }), "tls.hello"},
+		{"ech length", edit(func(m map[string]any) { sub(m, "tls")["ech_payload_lengths"] = []int{0} }), "tls.ech_payload_lengths[0]"},
+		{"dup setting", edit(func(m map[string]any) {
+			h := sub(m, "http2")
+			h["settings"] = append(h["settings"].([]any), h["settings"].([]any)[0])
+		}), "http2.settings[4]"},
+		{"even stream", edit(func(m map[string]any) { sub(m, "http2")["first_stream_id"] = 2 }), "http2.first_stream_id"},
+		{"window", edit(func(m map[string]any) { sub(m, "http2")["conn_window_update"] = 1 << 31 }), "http2.conn_window_update"},
+		{"pseudo", edit(func(m map[string]any) {
+			sub(m, "http2")["pseudo_order"] = []string{":method", ":method", ":scheme", ":path"}
+		}), "http2.pseudo_order"},
+		{"weight", edit(func(m map[string]any) {
+			sub(m, "http2")["header_priority"].([]any)[0].(map[string]any)["weight"] = 257
+		}), "http2.header_priority[0]"},
+		{"kind", edit(func(m map[string]any) {
+			m["headers"].([]any)[0].(map[string]any)["kind"] = "websocket"
+		}), "kind"},
+		{"dup set", edit(func(m map[string]any) {
+			hs := m["headers"].([]any)
+			m["headers"] = append(hs, hs[0])
+		}), "headers[8]"},
+		{"h2 upper", edit(func(m map[string]any) {
+			m["headers"].([]any)[0].(map[string]any)["header"].([]any)[0].(map[string]any)["name"] = "Sec-Ch-Ua"
+		}), "headers[0].header[0]"},
+		{"crlf value", edit(func(m map[string]any) {
+			m["headers"].([]any)[0].(map[string]any)["header"].([]any)[0].(map[string]any)["value"] = "a\r\nb"
+		}), "headers[0].header[0]"},
+		{"empty fixed value", edit(func(m map[string]any) {
+			m["headers"].([]any)[0].(map[string]any)["header"].([]any)[0].(map[string]any)["value"] = ""
+		}), "headers[0].header[0]"},
+		{"too big", make([]byte, MaxFileSize+1), ""},
+	} {
+		_, err := Parse(tc.data)
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: Parse error %v is not a *ParseError", tc.name, err)
+			continue
+		}
+		if pe.Field != tc.field {
+			t.Errorf("%s: field %q, want %q (%v)", tc.name, pe.Field, tc.field, err)
+		}
+	}
+}
+
+func TestMarshalValidates(t *testing.T) {
+	p, _ := Lookup("firefox")
+	c := p.Clone()
+	c.HTTP2.Settings = nil
+	var pe *ParseError
+	if _, err := c.Marshal(); !errors.As(err, &pe) || pe.Field != "http2.settings" {
+		t.Fatalf("Marshal of an invalid profile: %v", err)
+	}
+	c = p.Clone()
+	c.Headers[0].PerRequest = []string{"nonexistent"}
+	if _, err := c.Marshal(); !errors.As(err, &pe) {
+		t.Fatalf("Marshal with a per-request name not in the set: %v", err)
+	}
+}
+
+func TestEnumStrings(t *testing.T) {
+	if Chrome.String() != "chrome" || MacOS.String() != "macos" || Navigate.String() != "navigate" ||
+		H1.String() != "http/1.1" || LatestOpen.String() != "latest-open" ||
+		SettingInitialWindowSize.String() != "INITIAL_WINDOW_SIZE" || SettingID(0x99).String() != "UNKNOWN_SETTING_153" ||
+		Browser(0).String() != "Browser(0)" {
+		t.Error("enum String mismatch")
+	}
+	if _, err := Browser(0).MarshalText(); err == nil {
+		t.Error("zero Browser marshals")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
+		b, err := dataFS.ReadFile("data/" + name + ".json")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"format":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse(data)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			return
+		}
+		b, err := p.Marshal()
+		if err != nil {
+			t.Fatalf("Marshal of a parsed profile: %v", err)
+		}
+		q, err := Parse(b)
+		if err != nil {
+			t.Fatalf("Parse(Marshal(p)): %v", err)
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Fatal("Parse(Marshal(p)) != p")
+		}
+	})
+}
