@@ -97,11 +97,11 @@ type Proto uint8
 
 // Protocols, named by their ALPN identifiers.
 const (
-	H2 Proto = iota + 1 // "h2"
-	H1                  // "http/1.1"
+	H2    Proto = iota + 1 // "h2"
+	HTTP1                  // "http/1.1"
 )
 
-var protoNames = [...]string{H2: "h2", H1: "http/1.1"}
+var protoNames = [...]string{H2: "h2", HTTP1: "http/1.1"}
 
 // String returns the ALPN identifier ("h2", "http/1.1").
 func (p Proto) String() string { return enumName(protoNames[:], int(p), "Proto") }

@@ -250,7 +250,7 @@ func addH1(p *profile.Profile, rule h1Rule) {
 		if hs.Proto != profile.H2 {
 			continue
 		}
-		out := profile.HeaderSet{Kind: hs.Kind, Proto: profile.H1}
+		out := profile.HeaderSet{Kind: hs.Kind, Proto: profile.HTTP1}
 		out.Header = append(out.Header, fields.Field{Name: "Host", Value: ""})
 		out.PerRequest = append(out.PerRequest, "Host")
 		conn := fields.Field{Name: "Connection", Value: "keep-alive"}

@@ -240,7 +240,7 @@ func fromWire(w *wireProfile) (*Profile, error) {
 			StreamWindowUpdate: w.HTTP2.StreamWindowUpdate,
 			PseudoOrder:        nilIfEmpty(w.HTTP2.PseudoOrder),
 		},
-		HTTP1: HTTP1{Recorded: w.HTTP1.Recorded},
+		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded},
 	}
 	var err error
 	if p.TLS.Hello, err = decodeHex("tls.hello", w.TLS.Hello); err != nil {

@@ -56,7 +56,7 @@ type Profile struct {
 	Source  string
 	TLS     TLS
 	HTTP2   HTTP2
-	HTTP1   HTTP1
+	HTTP1   HTTP1Options
 	Headers []HeaderSet
 }
 
@@ -126,8 +126,8 @@ type HTTP2 struct {
 	HeaderPriority []KindPriority
 }
 
-// HTTP1 is a browser's HTTP/1.1 behaviour beyond its header sets.
-type HTTP1 struct {
+// HTTP1Options is a browser's HTTP/1.1 behaviour beyond its header sets.
+type HTTP1Options struct {
 	// Recorded reports whether the HTTP/1.1 header sets were recorded from
 	// the browser. False: they were derived from the HTTP/2 recording
 	// (same values and relative order, the browser's HTTP/1.1 name case,

@@ -126,7 +126,7 @@ func TestRecordedData(t *testing.T) {
 		if ua := nav.Header.Get("user-agent"); bytes.Contains([]byte(ua), []byte("Headless")) {
 			t.Errorf("%s: user-agent %q is the headless one", name, ua)
 		}
-		if h1 := p.HeaderSet(Navigate, H1); h1 == nil || h1.Header[0].Name != "Host" || h1.Header.Has("priority") {
+		if h1 := p.HeaderSet(Navigate, HTTP1); h1 == nil || h1.Header[0].Name != "Host" || h1.Header.Has("priority") {
 			t.Errorf("%s: navigate h1 set %+v", name, h1)
 		}
 		if p.HTTP1.Recorded {
@@ -290,7 +290,7 @@ func TestMarshalValidates(t *testing.T) {
 
 func TestEnumStrings(t *testing.T) {
 	if Chrome.String() != "chrome" || MacOS.String() != "macos" || Navigate.String() != "navigate" ||
-		H1.String() != "http/1.1" || LatestOpen.String() != "latest-open" ||
+		HTTP1.String() != "http/1.1" || LatestOpen.String() != "latest-open" ||
 		SettingInitialWindowSize.String() != "INITIAL_WINDOW_SIZE" || SettingID(0x99).String() != "UNKNOWN_SETTING_153" ||
 		Browser(0).String() != "Browser(0)" {
 		t.Error("enum String mismatch")
