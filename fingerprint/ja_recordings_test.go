@@ -122,8 +122,8 @@ type recording struct {
 }
 
 type namedRecording struct {
-	name string
-	rec  recording
+	name          string
+	rec           recording
 	hello, stream []byte
 }
 
@@ -223,7 +223,9 @@ func TestRecordingsClientHelloFields(t *testing.T) {
 			eq("session_id", hex.EncodeToString(ch.SessionID), w.SessionIDHex)
 			eq("cipher_suites", ch.CipherSuites, ids(w.CipherSuites, func(x struct {
 				ID uint16 `json:"id"`
-			}) uint16 { return x.ID }))
+			}) uint16 {
+				return x.ID
+			}))
 			eq("compression_methods", ch.CompressionMethods, w.CompressionMethods)
 			var gotExt []uint16
 			for i, e := range ch.Extensions {
