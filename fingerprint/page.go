@@ -53,11 +53,16 @@ func (s *Server) Handler() http.Handler {
 	return s.count(mux)
 }
 
-// count records, for capture, that a request was handled on a connection.
+// count numbers HTTP/1 requests per connection (so that /api/all finds
+// its head) and counts the requests answered on each connection.
 func (s *Server) count(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lc, ok := r.Context().Value(liveConnKey{}).(*liveConn)
+		if ok && r.ProtoMajor == 1 {
+			r = r.WithContext(context.WithValue(r.Context(), h1IndexKey{}, lc.nextH1()))
+		}
 		h.ServeHTTP(w, r)
-		if lc, ok := r.Context().Value(liveConnKey{}).(*liveConn); ok {
+		if ok {
 			lc.mu.Lock()
 			lc.rec.Requests++
 			lc.mu.Unlock()

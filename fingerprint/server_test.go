@@ -328,3 +328,25 @@ func TestServerCloseWithOpenConnections(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// responseReader reads consecutive HTTP/1 responses from one connection.
+type responseReader struct{ br *bufio.Reader }
+
+func newResponseReader(c net.Conn) *responseReader { return &responseReader{bufio.NewReader(c)} }
+
+func (rr *responseReader) next(t *testing.T) []byte {
+	t.Helper()
+	resp, err := http.ReadResponse(rr.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	return b
+}
