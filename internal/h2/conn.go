@@ -1,0 +1,474 @@
+package h2
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2/hpack"
+)
+
+const (
+	defaultMaxHeaderList   = 10 << 20
+	defaultPingTimeout     = 15 * time.Second
+	defaultMaxControlQueue = 1024
+	defaultMax1xx          = 8
+	provisionalMaxStreams  = 100
+	maxEmptyFrames         = 1000
+	maxStreamID            = 1<<31 - 1
+)
+
+// ClientConn is one HTTP/2 client connection. Its methods are safe for
+// concurrent use. It owns the net.Conn given to NewClientConn and two
+// goroutines (a frame reader and a control-frame writer) that Close waits for.
+type ClientConn struct {
+	nc  net.Conn
+	cfg *Config
+
+	// Reader side: owned by the read loop.
+	fr      frameReader
+	hdec    *hpack.Decoder
+	hfields []hpack.HeaderField // decoded fields of the current block
+	hremain uint32              // header list bytes left in the current block
+	hbad    error               // first invalid field of the current block
+	empty   int                 // empty DATA/CONTINUATION frames in a row
+	maxList uint32              // response header list cap
+
+	// Writer side: wlock is a channel lock so that waiting can be cancelled;
+	// wwait counts writers waiting for it, so that the holder flushes only
+	// when nobody would add to the batch.
+	wlock chan struct{}
+	wwait atomic.Int32
+	wbuf  []byte   // frames not yet written; under wlock
+	hbuf  []byte   // header block scratch; under wlock
+	enc   *encoder // under wlock
+	wake  chan struct{}
+
+	readDone  chan struct{}
+	writeDone chan struct{}
+	done      chan struct{} // closed by Close/fail
+	closeOnce sync.Once
+	bodies    sync.WaitGroup
+
+	mu              sync.Mutex
+	streams         map[uint32]*stream
+	open            []*stream // open streams by id, for DepLatestOpen
+	nextID          uint32
+	lastID          uint32
+	reserved        int
+	starting        int
+	maxConcurrent   uint32
+	peerWindow      int32 // peer's SETTINGS_INITIAL_WINDOW_SIZE
+	peerMaxFrame    uint32
+	peerTable       uint32
+	peerTableSet    bool // peer sent HEADER_TABLE_SIZE not yet applied
+	sendWindow      int64
+	recvWindow      int64 // credit the peer has on the connection
+	recvMax         int64
+	connUnacked     int64
+	streamRecvInit  int32
+	gotSettings     bool
+	goAway          *GoAwayError
+	closing         bool
+	closed          bool
+	err             error // why the connection ended
+	ctrl            []byte
+	ctrlN           int
+	slotWait        chan struct{} // closed when a stream slot frees
+	windowWait      chan struct{} // closed when send windows grow
+	pingOutstanding bool
+	pingData        [8]byte
+	idleTimer       *time.Timer
+	pingTimer       *time.Timer
+	onIdle          func(*ClientConn)
+}
+
+// NewClientConn starts an HTTP/2 connection on nc, which must have
+// negotiated h2. It writes the preface, SETTINGS, WINDOW_UPDATE and PRIORITY
+// frames of cfg in one write and starts the connection's goroutines; it does
+// not wait for the server's SETTINGS. cfg is shared and must not change. On
+// error nc is closed.
+func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	cc := &ClientConn{
+		nc:            nc,
+		cfg:           cfg,
+		wlock:         make(chan struct{}, 1),
+		wake:          make(chan struct{}, 1),
+		readDone:      make(chan struct{}),
+		writeDone:     make(chan struct{}),
+		done:          make(chan struct{}),
+		streams:       make(map[uint32]*stream),
+		nextID:        cfg.FirstStreamID,
+		maxConcurrent: provisionalMaxStreams,
+		peerWindow:    initialWindow,
+		peerMaxFrame:  minMaxFrameSize,
+		sendWindow:    initialWindow,
+		enc:           newEncoder(&cfg.HPACK),
+	}
+	if cc.nextID == 0 {
+		cc.nextID = 1
+	}
+	cc.streamRecvInit = initialWindow
+	if v, ok := cfg.setting(SettingInitialWindowSize); ok && v <= maxWindow {
+		cc.streamRecvInit = int32(v)
+	}
+	cc.streamRecvInit = int32(min(int64(cc.streamRecvInit)+int64(cfg.StreamWindowUpdate), maxWindow))
+	cc.recvMax = min(initialWindow+int64(cfg.ConnWindowUpdate), maxWindow)
+	cc.recvWindow = cc.recvMax
+	cc.fr = frameReader{r: bufio.NewReaderSize(nc, 32<<10), max: minMaxFrameSize}
+	if v, ok := cfg.setting(SettingMaxFrameSize); ok && v >= minMaxFrameSize && v <= maxMaxFrameSize {
+		cc.fr.max = v
+	}
+	tableSize := uint32(defaultTableSize)
+	if v, ok := cfg.setting(SettingHeaderTableSize); ok {
+		tableSize = v
+	}
+	maxList := cfg.MaxHeaderListSize
+	if maxList == 0 {
+		maxList = defaultMaxHeaderList
+		if v, ok := cfg.setting(SettingMaxHeaderListSize); ok && v > 0 {
+			maxList = v
+		}
+	}
+	cc.hdec = hpack.NewDecoder(tableSize, cc.emitField)
+	cc.hdec.SetMaxStringLength(int(min(maxList, 1<<30)))
+
+	b := make([]byte, 0, 256)
+	b = append(b, preface...)
+	b = appendSettings(b, cfg.Settings)
+	if cfg.ConnWindowUpdate > 0 {
+		b = appendWindowUpdate(b, 0, cfg.ConnWindowUpdate)
+	}
+	for _, p := range cfg.PriorityFrames {
+		b = appendPriority(b, p.StreamID, p.PriorityParam)
+	}
+	if _, err := nc.Write(b); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	cc.wbuf = b[:0]
+	if cfg.ReadIdleTimeout > 0 {
+		cc.idleTimer = time.AfterFunc(cfg.ReadIdleTimeout, cc.sendHealthPing)
+	}
+	cc.maxList = maxList
+	go cc.readLoop()
+	go cc.controlWriter()
+	return cc, nil
+}
+
+// OnIdle sets f to be called, outside the connection's locks, each time the
+// last active stream ends. It replaces an earlier hook; nil removes it.
+func (cc *ClientConn) OnIdle(f func(*ClientConn)) {
+	cc.mu.Lock()
+	cc.onIdle = f
+	cc.mu.Unlock()
+}
+
+// canTakeLocked reports whether one more stream fits. cc.mu is held.
+func (cc *ClientConn) canTakeLocked() bool {
+	return !cc.closed && !cc.closing && cc.goAway == nil &&
+		uint32(len(cc.streams)+cc.reserved+cc.starting) < cc.maxConcurrent &&
+		cc.nextID+2*uint32(cc.reserved+cc.starting) <= maxStreamID
+}
+
+// CanTakeNewRequest reports whether a new request could start now: false
+// after GOAWAY, Shutdown or Close, or when the streams in use (counting
+// reservations) would exceed the peer's MAX_CONCURRENT_STREAMS.
+func (cc *ClientConn) CanTakeNewRequest() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.canTakeLocked()
+}
+
+// ReserveNewRequest atomically checks CanTakeNewRequest and reserves a stream
+// slot. The next RoundTrip uses the reservation and does not wait for a slot.
+func (cc *ClientConn) ReserveNewRequest() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if !cc.canTakeLocked() {
+		return false
+	}
+	cc.reserved++
+	return true
+}
+
+// Idle reports whether no stream is active or reserved.
+func (cc *ClientConn) Idle() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.streams)+cc.reserved+cc.starting == 0
+}
+
+// ActiveStreams returns the number of streams open or being opened.
+func (cc *ClientConn) ActiveStreams() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.streams) + cc.starting
+}
+
+// Err returns why the connection ended, or nil while it is usable.
+func (cc *ClientConn) Err() error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.err
+}
+
+// Shutdown closes the connection gracefully: it sends GOAWAY, refuses new
+// requests with a retryable error, and waits for the streams in flight to
+// finish or for ctx to end, then closes. It returns ctx's error if ctx ended
+// first (the connection is closed anyway).
+func (cc *ClientConn) Shutdown(ctx context.Context) error {
+	cc.mu.Lock()
+	if cc.closed {
+		cc.mu.Unlock()
+		return nil
+	}
+	cc.closing = true
+	cc.mu.Unlock()
+	if cc.lockWrite(ctx) {
+		cc.wbuf = appendGoAway(cc.wbuf, 0, ErrCodeNo, "")
+		cc.unlockWrite()
+	}
+	for {
+		cc.mu.Lock()
+		if len(cc.streams)+cc.starting == 0 || cc.closed {
+			cc.mu.Unlock()
+			break
+		}
+		ch := cc.slotChanLocked()
+		cc.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			cc.Close()
+			return ctx.Err()
+		}
+	}
+	return cc.Close()
+}
+
+// Close closes the connection at once. Streams in flight fail with an error
+// matching ErrClosed. Close waits for the connection's goroutines, including
+// request-body writers (which may wait in the caller's Body.Read).
+func (cc *ClientConn) Close() error {
+	cc.fail(ErrClosed)
+	<-cc.readDone
+	<-cc.writeDone
+	cc.bodies.Wait()
+	return nil
+}
+
+// fail ends the connection with err: every stream fails, waiters wake, the
+// net.Conn is closed. A ConnectionError we detected is sent as GOAWAY first,
+// best effort.
+func (cc *ClientConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.closed {
+		cc.mu.Unlock()
+		return
+	}
+	cc.closed = true
+	cc.err = err
+	var ce ConnectionError
+	sendGoAway := errors.As(err, &ce)
+	streamErr := err
+	if cc.goAway != nil && !sendGoAway && err != ErrClosed {
+		streamErr = *cc.goAway
+	}
+	for _, s := range cc.streams {
+		s.failLocked(streamErr)
+	}
+	clear(cc.streams)
+	cc.open = cc.open[:0]
+	cc.wakeSlotsLocked()
+	cc.wakeWindowsLocked()
+	if cc.idleTimer != nil {
+		cc.idleTimer.Stop()
+	}
+	if cc.pingTimer != nil {
+		cc.pingTimer.Stop()
+	}
+	last := cc.lastID
+	cc.mu.Unlock()
+	cc.closeOnce.Do(func() { close(cc.done) })
+	if sendGoAway {
+		select {
+		case cc.wlock <- struct{}{}:
+			cc.nc.SetWriteDeadline(time.Now().Add(time.Second))
+			b := appendGoAway(cc.wbuf, last, ce.Code, "")
+			cc.nc.Write(b)
+			cc.wbuf = b[:0]
+			<-cc.wlock
+		default:
+		}
+	}
+	cc.nc.Close()
+}
+
+// lockWrite takes the write lock, giving up when ctx (nil: never) or the
+// connection ends. It reports whether the lock is held.
+func (cc *ClientConn) lockWrite(ctx context.Context) bool {
+	select {
+	case cc.wlock <- struct{}{}:
+		return true
+	default:
+	}
+	var ctxDone <-chan struct{}
+	if ctx != nil {
+		ctxDone = ctx.Done()
+	}
+	cc.wwait.Add(1)
+	select {
+	case cc.wlock <- struct{}{}:
+		cc.wwait.Add(-1)
+		return true
+	case <-ctxDone:
+	case <-cc.done:
+	}
+	cc.wwait.Add(-1)
+	// The holder may have left its batch for us to flush.
+	cc.kick()
+	return false
+}
+
+// unlockWrite moves owed control frames into the batch, writes the batch
+// unless another writer is about to add to it, and releases the lock.
+func (cc *ClientConn) unlockWrite() {
+	cc.mu.Lock()
+	if len(cc.ctrl) > 0 {
+		cc.wbuf = append(cc.wbuf, cc.ctrl...)
+		cc.ctrl = cc.ctrl[:0]
+		cc.ctrlN = 0
+	}
+	cc.mu.Unlock()
+	var err error
+	if len(cc.wbuf) > 0 && cc.wwait.Load() == 0 {
+		_, err = cc.nc.Write(cc.wbuf)
+		if cap(cc.wbuf) > 1<<20 {
+			cc.wbuf = nil
+		} else {
+			cc.wbuf = cc.wbuf[:0]
+		}
+	}
+	pending := len(cc.wbuf) > 0
+	<-cc.wlock
+	if err != nil {
+		cc.fail(err)
+	} else if pending && cc.wwait.Load() == 0 {
+		cc.kick()
+	}
+}
+
+// kick wakes the control writer.
+func (cc *ClientConn) kick() {
+	select {
+	case cc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// controlWriter writes owed control frames and batches nobody else flushed.
+func (cc *ClientConn) controlWriter() {
+	defer close(cc.writeDone)
+	for {
+		select {
+		case <-cc.wake:
+		case <-cc.done:
+			return
+		}
+		if !cc.lockWrite(nil) {
+			return
+		}
+		cc.unlockWrite()
+	}
+}
+
+// queueLocked appends a control frame we owe. Past Config.MaxControlQueue
+// frames not yet written, the connection ends with ENHANCE_YOUR_CALM (the
+// caller must call fail when it returns false). cc.mu is held.
+func (cc *ClientConn) queueLocked(frame func([]byte) []byte) bool {
+	limit := cc.cfg.MaxControlQueue
+	if limit <= 0 {
+		limit = defaultMaxControlQueue
+	}
+	if cc.ctrlN >= limit {
+		return false
+	}
+	cc.ctrl = frame(cc.ctrl)
+	cc.ctrlN++
+	return true
+}
+
+var errCalm = ConnectionError{ErrCodeEnhanceYourCalm, "too many control frames owed"}
+
+func (cc *ClientConn) slotChanLocked() chan struct{} {
+	if cc.slotWait == nil {
+		cc.slotWait = make(chan struct{})
+	}
+	return cc.slotWait
+}
+
+func (cc *ClientConn) wakeSlotsLocked() {
+	if cc.slotWait != nil {
+		close(cc.slotWait)
+		cc.slotWait = nil
+	}
+}
+
+func (cc *ClientConn) windowChanLocked() chan struct{} {
+	if cc.windowWait == nil {
+		cc.windowWait = make(chan struct{})
+	}
+	return cc.windowWait
+}
+
+func (cc *ClientConn) wakeWindowsLocked() {
+	if cc.windowWait != nil {
+		close(cc.windowWait)
+		cc.windowWait = nil
+	}
+}
+
+// sendHealthPing runs when ReadIdleTimeout passed without a frame.
+func (cc *ClientConn) sendHealthPing() {
+	cc.mu.Lock()
+	if cc.closed || cc.pingOutstanding {
+		cc.mu.Unlock()
+		return
+	}
+	cc.pingOutstanding = true
+	cc.pingData[7]++
+	data := cc.pingData
+	ok := cc.queueLocked(func(b []byte) []byte { return appendPing(b, false, data) })
+	timeout := cc.cfg.PingTimeout
+	if timeout <= 0 {
+		timeout = defaultPingTimeout
+	}
+	if cc.pingTimer == nil {
+		cc.pingTimer = time.AfterFunc(timeout, cc.pingLost)
+	} else {
+		cc.pingTimer.Reset(timeout)
+	}
+	cc.mu.Unlock()
+	if !ok {
+		cc.fail(errCalm)
+		return
+	}
+	cc.kick()
+}
+
+func (cc *ClientConn) pingLost() {
+	cc.mu.Lock()
+	lost := cc.pingOutstanding
+	cc.mu.Unlock()
+	if lost {
+		cc.fail(&TimeoutError{Phase: "ping"})
+	}
+}

@@ -1,0 +1,279 @@
+package h2
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+var defaultPseudoOrder = []string{":method", ":authority", ":scheme", ":path"}
+
+// RoundTrip sends req on a new stream and returns the response once its head
+// arrived. It waits for a stream slot under the peer's
+// MAX_CONCURRENT_STREAMS (or uses one taken by ReserveNewRequest). ctx covers
+// the whole exchange, body included: when it ends, the stream is reset with
+// CANCEL and ctx's error returned. RoundTrip retries nothing; CanRetry tells
+// whether the request may be sent again on another connection.
+func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
+	if err := validRequest(req); err != nil {
+		return nil, err
+	}
+	if err := cc.takeSlot(ctx); err != nil {
+		return nil, err
+	}
+	s := &stream{
+		cc:      cc,
+		notify:  make(chan struct{}, 1),
+		ctx:     ctx,
+		ctxDone: ctx.Done(),
+		req:     req,
+		idle:    req.BodyIdleTimeout,
+	}
+	s.body.s = s
+	s.resp.Body = &s.body
+	s.weight = req.Priority.Weight
+	if s.weight == 0 {
+		s.weight = 16
+	}
+	if !cc.lockWrite(ctx) {
+		cc.mu.Lock()
+		cc.starting--
+		cc.wakeSlotsLocked()
+		cc.mu.Unlock()
+		cc.afterUnlock()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrClosed
+	}
+	rest, err := cc.writeRequest(s, req)
+	cc.unlockWrite()
+	if err != nil {
+		cc.afterUnlock()
+		return nil, err
+	}
+	if rest != nil {
+		cc.bodies.Add(1)
+		go cc.writeBody(s, rest)
+	}
+	return cc.awaitHead(ctx, s)
+}
+
+// takeSlot waits for room under MAX_CONCURRENT_STREAMS and counts the new
+// stream as starting.
+func (cc *ClientConn) takeSlot(ctx context.Context) error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.reserved > 0 {
+		cc.reserved--
+		cc.starting++
+		return nil
+	}
+	for {
+		if err := cc.refusalLocked(); err != nil {
+			return err
+		}
+		if uint32(len(cc.streams)+cc.reserved+cc.starting) < cc.maxConcurrent {
+			cc.starting++
+			return nil
+		}
+		ch := cc.slotChanLocked()
+		cc.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			cc.mu.Lock()
+			return ctx.Err()
+		}
+		cc.mu.Lock()
+	}
+}
+
+// refusalLocked returns the retryable error a new stream gets, or nil.
+func (cc *ClientConn) refusalLocked() error {
+	switch {
+	case cc.closed:
+		if cc.err != nil && cc.err != ErrClosed {
+			return retryable{cc.err}
+		}
+		return ErrClosed
+	case cc.goAway != nil:
+		return retryable{*cc.goAway}
+	case cc.closing:
+		return ErrClosed
+	case cc.nextID > maxStreamID:
+		return retryable{errors.New("h2: stream ids exhausted")}
+	}
+	return nil
+}
+
+// bodySource is what remains to send of a request body after the first
+// write.
+type bodySource struct {
+	bytes  []byte
+	reader io.Reader
+}
+
+// writeRequest writes HEADERS, the stream WINDOW_UPDATE and as much of a
+// byte body as the windows allow into the batch. The write lock is held. It
+// returns what remains of the body, if anything.
+func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error) {
+	cc.mu.Lock()
+	cc.starting--
+	if err := cc.refusalLocked(); err != nil {
+		cc.wakeSlotsLocked()
+		cc.mu.Unlock()
+		return nil, err
+	}
+	s.id = cc.nextID
+	cc.nextID += 2
+	var prio *PriorityParam
+	var pp PriorityParam
+	if req.Priority.Send {
+		pp = PriorityParam{Exclusive: req.Priority.Exclusive, Weight: uint8(s.weight - 1)}
+		switch req.Priority.Dep {
+		case DepPrevious:
+			pp.StreamDep = cc.lastID
+		case DepLatestOpen:
+			for i := len(cc.open) - 1; i >= 0; i-- {
+				if cc.open[i].weight >= s.weight {
+					pp.StreamDep = cc.open[i].id
+					break
+				}
+			}
+		}
+		prio = &pp
+	}
+	cc.lastID = s.id
+	s.recvWindow = int64(cc.streamRecvInit)
+	s.sendWindow = int64(cc.peerWindow)
+	s.contentLength = -1
+	cc.streams[s.id] = s
+	cc.open = append(cc.open, s)
+	if cc.peerTableSet {
+		cc.peerTableSet = false
+		cc.enc.setPeerTableSize(cc.peerTable)
+	}
+	maxFrame := int(cc.peerMaxFrame)
+	body := req.BodyBytes
+	hasBody := req.Body != nil || len(body) > 0
+	var inline []byte
+	if req.Body == nil && len(body) > 0 {
+		n := min(int64(len(body)), cc.sendWindow, s.sendWindow)
+		if n > 0 {
+			inline = body[:n]
+			cc.sendWindow -= n
+			s.sendWindow -= n
+		}
+	}
+	done := hasBody && req.Body == nil && len(inline) == len(body)
+	s.sentEnd = (!hasBody || done) && len(req.Trailer) == 0
+	if !hasBody && len(req.Trailer) == 0 {
+		s.sentEnd = true
+	}
+	cc.mu.Unlock()
+
+	hb := cc.enc.begin(cc.hbuf[:0])
+	order := cc.cfg.PseudoOrder
+	if order == nil {
+		order = defaultPseudoOrder
+	}
+	for _, name := range order {
+		var v string
+		switch name {
+		case ":method":
+			v = req.Method
+		case ":authority":
+			v = req.Authority
+		case ":scheme":
+			if req.Method == "CONNECT" {
+				continue
+			}
+			v = req.Scheme
+		case ":path":
+			if req.Method == "CONNECT" {
+				continue
+			}
+			v = req.Path
+		default:
+			continue
+		}
+		hb = cc.enc.field(hb, name, v)
+	}
+	for _, f := range req.Header {
+		hb = cc.enc.field(hb, f.Name, f.Value)
+	}
+	cc.hbuf = hb
+	w := appendHeaders(cc.wbuf, s.id, !hasBody && len(req.Trailer) == 0, prio, hb, maxFrame)
+	if cc.cfg.StreamWindowUpdate > 0 {
+		w = appendWindowUpdate(w, s.id, cc.cfg.StreamWindowUpdate)
+	}
+	sent := len(inline)
+	for len(inline) > 0 {
+		chunk := inline[:min(len(inline), maxFrame)]
+		inline = inline[len(chunk):]
+		w = appendData(w, s.id, len(inline) == 0 && done && len(req.Trailer) == 0, chunk)
+	}
+	if done && len(req.Trailer) > 0 {
+		w = cc.appendTrailers(w, s.id, req, maxFrame)
+		cc.mu.Lock()
+		s.sentEnd = true
+		cc.mu.Unlock()
+	}
+	cc.wbuf = w
+	switch {
+	case !hasBody || done:
+		return nil, nil
+	case req.Body != nil:
+		return &bodySource{reader: req.Body}, nil
+	}
+	return &bodySource{bytes: body[sent:]}, nil
+}
+
+// appendTrailers appends the trailer HEADERS with END_STREAM.
+func (cc *ClientConn) appendTrailers(w []byte, id uint32, req *Request, maxFrame int) []byte {
+	hb := cc.enc.begin(cc.hbuf[:0])
+	for _, f := range req.Trailer {
+		hb = cc.enc.field(hb, f.Name, f.Value)
+	}
+	cc.hbuf = hb
+	return appendHeaders(w, id, true, nil, hb, maxFrame)
+}
+
+// awaitHead waits for the response head.
+func (cc *ClientConn) awaitHead(ctx context.Context, s *stream) (*Response, error) {
+	var timeout <-chan time.Time
+	if s.req.HeadTimeout > 0 {
+		t := time.NewTimer(s.req.HeadTimeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		cc.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			cc.mu.Unlock()
+			return nil, err
+		}
+		if s.gotHead {
+			cc.mu.Unlock()
+			return &s.resp, nil
+		}
+		cc.mu.Unlock()
+		select {
+		case <-s.notify:
+		case <-ctx.Done():
+			cc.cancel(s, ctx.Err())
+		case <-timeout:
+			cc.cancel(s, &TimeoutError{Phase: "head"})
+		}
+	}
+}
+
+func errCtx(s *stream) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	return context.Canceled
+}

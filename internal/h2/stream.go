@@ -1,0 +1,299 @@
+package h2
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+)
+
+// stream is one request/response exchange. Fields after mu-guarded are
+// guarded by cc.mu.
+type stream struct {
+	cc      *ClientConn
+	id      uint32
+	weight  uint16
+	notify  chan struct{}   // cap 1: head, data, end or error arrived
+	ctx     context.Context // the request's; read only for Err
+	ctxDone <-chan struct{}
+	req     *Request
+	idle    time.Duration
+
+	// guarded by cc.mu
+	resp          Response
+	body          body
+	gotHead       bool
+	n1xx          int
+	err           error
+	recvEnd       bool
+	sentEnd       bool
+	reset         bool
+	bodyClosed    bool
+	removed       bool
+	recvWindow    int64
+	unacked       int64
+	sendWindow    int64
+	received      int64
+	data          chunks
+	contentLength int64
+}
+
+func (s *stream) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// failLocked ends the stream with err, dropping buffered data (whose credit
+// the caller settles). cc.mu is held.
+func (s *stream) failLocked(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+	s.reset = true
+	s.data.release()
+	s.signal()
+}
+
+// resetLocked fails the stream with err, owes RST_STREAM(code) unless the
+// stream already ended, returns buffered credit and forgets the stream. It
+// reports false when the control queue overflowed (the caller must fail the
+// connection). cc.mu is held.
+func (cc *ClientConn) resetLocked(s *stream, code ErrCode, err error) bool {
+	ok := true
+	if !s.reset && !(s.recvEnd && s.sentEnd) {
+		id := s.id
+		ok = cc.queueLocked(func(b []byte) []byte { return appendRSTStream(b, id, code) })
+	}
+	cc.creditLocked(int64(s.data.len()))
+	s.failLocked(err)
+	cc.forgetLocked(s)
+	return ok
+}
+
+// creditLocked gives n consumed bytes back to the connection window,
+// sending WINDOW_UPDATE once half the window is owed. cc.mu is held.
+func (cc *ClientConn) creditLocked(n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	cc.connUnacked += n
+	if cc.connUnacked < cc.recvMax/2 {
+		return true
+	}
+	inc := uint32(cc.connUnacked)
+	cc.recvWindow += cc.connUnacked
+	cc.connUnacked = 0
+	return cc.queueLocked(func(b []byte) []byte { return appendWindowUpdate(b, 0, inc) })
+}
+
+// forgetLocked removes s from the connection if both sides are done. It
+// reports whether the connection became idle. cc.mu is held.
+func (cc *ClientConn) forgetLocked(s *stream) {
+	if s.removed || !(s.reset || (s.recvEnd && s.sentEnd)) {
+		return
+	}
+	s.removed = true
+	delete(cc.streams, s.id)
+	for i, o := range cc.open {
+		if o == s {
+			cc.open = append(cc.open[:i], cc.open[i+1:]...)
+			break
+		}
+	}
+	cc.wakeSlotsLocked()
+	cc.wakeWindowsLocked()
+}
+
+// afterUnlock runs what must happen outside cc.mu after stream bookkeeping:
+// the idle hook, closing after GOAWAY, waking the control writer.
+func (cc *ClientConn) afterUnlock() {
+	cc.mu.Lock()
+	idle := len(cc.streams)+cc.starting+cc.reserved == 0 && !cc.closed
+	hook := cc.onIdle
+	closeNow := idle && (cc.goAway != nil || cc.closing)
+	owed := len(cc.ctrl) > 0
+	cc.mu.Unlock()
+	if owed {
+		cc.kick()
+	}
+	if closeNow {
+		cc.fail(ErrClosed)
+		return
+	}
+	if idle && hook != nil {
+		hook(cc)
+	}
+}
+
+// body is a response body.
+type body struct{ s *stream }
+
+// Read reads response body bytes. It returns io.EOF after the last byte
+// (Trailer is then set), a StreamError when the server reset the stream, the
+// request context's error when it ended, or *TimeoutError{"body-idle"}.
+func (b *body) Read(p []byte) (int, error) {
+	s := b.s
+	cc := s.cc
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		cc.mu.Lock()
+		if s.bodyClosed {
+			cc.mu.Unlock()
+			return 0, ErrBodyClosed
+		}
+		if s.data.len() > 0 {
+			if len(p) == 0 {
+				cc.mu.Unlock()
+				return 0, nil
+			}
+			n := s.data.read(p)
+			ok := true
+			if !s.recvEnd && !s.reset {
+				s.unacked += int64(n)
+				if s.unacked >= int64(cc.streamRecvInit)/2 {
+					inc, id := uint32(s.unacked), s.id
+					s.recvWindow += s.unacked
+					s.unacked = 0
+					ok = cc.queueLocked(func(b []byte) []byte { return appendWindowUpdate(b, id, inc) })
+				}
+			}
+			ok = cc.creditLocked(int64(n)) && ok
+			owed := len(cc.ctrl) > 0
+			cc.mu.Unlock()
+			if !ok {
+				cc.fail(errCalm)
+			} else if owed {
+				cc.kick()
+			}
+			return n, nil
+		}
+		if s.err != nil {
+			err := s.err
+			cc.mu.Unlock()
+			return 0, err
+		}
+		if s.recvEnd {
+			cc.mu.Unlock()
+			return 0, io.EOF
+		}
+		cc.mu.Unlock()
+		var timeout <-chan time.Time
+		if s.idle > 0 {
+			if timer == nil {
+				timer = time.NewTimer(s.idle)
+			} else {
+				timer.Reset(s.idle)
+			}
+			timeout = timer.C
+		}
+		select {
+		case <-s.notify:
+		case <-s.ctxDone:
+			cc.cancel(s, errCtx(s))
+		case <-timeout:
+			cc.cancel(s, &TimeoutError{Phase: "body-idle"})
+		}
+	}
+}
+
+// Close ends the body. Before EOF it resets the stream with CANCEL and
+// returns the unread flow-control credit to the connection.
+func (b *body) Close() error {
+	s := b.s
+	cc := s.cc
+	cc.mu.Lock()
+	if s.bodyClosed {
+		cc.mu.Unlock()
+		return nil
+	}
+	ok := true
+	if !s.recvEnd && !s.reset {
+		ok = cc.resetLocked(s, ErrCodeCancel, ErrBodyClosed)
+	} else {
+		ok = cc.creditLocked(int64(s.data.len()))
+		s.data.release()
+	}
+	s.bodyClosed = true
+	cc.mu.Unlock()
+	if !ok {
+		cc.fail(errCalm)
+	}
+	cc.afterUnlock()
+	return nil
+}
+
+// cancel resets s with CANCEL and fails it with err.
+func (cc *ClientConn) cancel(s *stream, err error) { cc.cancelCode(s, ErrCodeCancel, err) }
+
+// chunks is a queue of received DATA bytes in fixed-size pooled blocks, so
+// that a long body is never copied twice and memory goes back as it is read.
+type chunks struct {
+	blocks []*[chunkSize]byte
+	r, w   int // read offset in blocks[0], write offset in the last block
+	n      int
+	inline [2]*[chunkSize]byte
+}
+
+const chunkSize = 16 << 10
+
+var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+
+func (c *chunks) len() int { return c.n }
+
+func (c *chunks) write(p []byte) {
+	for len(p) > 0 {
+		if len(c.blocks) == 0 || c.w == chunkSize {
+			if c.blocks == nil {
+				c.blocks = c.inline[:0]
+			}
+			c.blocks = append(c.blocks, chunkPool.Get().(*[chunkSize]byte))
+			c.w = 0
+		}
+		n := copy(c.blocks[len(c.blocks)-1][c.w:], p)
+		c.w += n
+		c.n += n
+		p = p[n:]
+	}
+}
+
+func (c *chunks) read(p []byte) int {
+	total := 0
+	for len(p) > 0 && c.n > 0 {
+		end := chunkSize
+		if len(c.blocks) == 1 {
+			end = c.w
+		}
+		n := copy(p, c.blocks[0][c.r:end])
+		c.r += n
+		c.n -= n
+		total += n
+		p = p[n:]
+		if c.r == end {
+			chunkPool.Put(c.blocks[0])
+			c.blocks[0] = nil
+			c.blocks = c.blocks[1:]
+			c.r = 0
+			if len(c.blocks) == 0 {
+				c.blocks = c.inline[:0]
+				c.w = 0
+			}
+		}
+	}
+	return total
+}
+
+func (c *chunks) release() {
+	for i, b := range c.blocks {
+		chunkPool.Put(b)
+		c.blocks[i] = nil
+	}
+	c.blocks = c.blocks[:0]
+	c.r, c.w, c.n = 0, 0, 0
+}
