@@ -1,0 +1,424 @@
+package h1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/guise-http/guise/internal/fields"
+)
+
+// Response is filled in by RoundTrip. A Response may be reused across
+// requests: RoundTrip resets it and appends the header fields to
+// Header[:0], so a Header with capacity (say from an inline array) makes the
+// parse allocate no slice. Every name and value, and Reason, is a substring
+// of one string holding a copy of the head: they stay valid forever and are
+// never overwritten.
+type Response struct {
+	StatusCode int
+	Proto      string // "HTTP/1.1" or "HTTP/1.0"
+	Reason     string
+	Header     fields.Header
+	// ContentLength is the body length from Content-Length; -1 when unknown
+	// (chunked, close-delimited); 0 for 204 and 304. For a HEAD request it is
+	// the Content-Length the server sent (-1 if none), while the body is empty.
+	ContentLength int64
+	// Trailer is set when a chunked body reaches EOF and had trailer fields.
+	// Trailers are never merged into Header.
+	Trailer fields.Header
+	// Body is the response body. It must be read to EOF or closed.
+	Body Body
+}
+
+// Conn is one HTTP/1.1 client connection. It carries one request at a time:
+// RoundTrip must not be called concurrently, nor before the previous
+// response body reached EOF or was closed. Close may be called from any
+// goroutine. The zero value is not usable; use NewConn.
+type Conn struct {
+	nc  net.Conn
+	lim limits
+
+	release func(c *Conn, reusable bool)
+
+	rbuf   []byte // read buffer; unread bytes are rbuf[r:w]
+	r, w   int
+	got    int // response bytes read since the request was written
+	hs     blockScan
+	budget int // head bytes left for this request (1xx heads included)
+	n1xx   int // informational responses skipped for this request
+	spans  []span
+
+	wbuf  []byte // request head (and a small body)
+	cbuf  []byte // streaming body buffer, allocated on first use
+	one   [1]byte
+	bufs  [3][]byte
+	lr    io.LimitedReader
+	wdone chan error
+
+	requests int
+	gen      uint64 // bumped per request; a Body of an older request is stale
+	active   bool   // a request is in flight (RoundTrip or its body)
+	broken   bool   // closed or not reusable
+	noReuse  bool   // this request must not be followed by another
+	wrunning bool
+	wsrcErr  error // the request body source failed (set by the writer)
+	dlSet    bool  // a read deadline may be set on nc
+
+	closed atomic.Bool
+
+	stop func() bool // stops the context.AfterFunc, nil if none
+
+	dmu    sync.Mutex
+	ctxErr error // set when ctx ended during the request
+}
+
+// NewConn returns a Conn that speaks HTTP/1.1 over nc and takes ownership of
+// it. cfg may be nil for the defaults; it is read once, here.
+func NewConn(nc net.Conn, cfg *Config) *Conn {
+	l := cfg.limits()
+	return &Conn{
+		nc:   nc,
+		lim:  l,
+		rbuf: make([]byte, l.readBufferSize),
+		wbuf: make([]byte, 0, 1024),
+	}
+}
+
+// SetRelease sets fn to be called exactly once per successful RoundTrip,
+// when the request is over: reusable is true when the connection can carry
+// another request (body fully read or drained, framing clean, no
+// "Connection: close", not HTTP/1.0 without keep-alive, no stray bytes after
+// the body), false after the connection has been closed. For a response
+// without body or with an inline body fn is called before RoundTrip returns;
+// otherwise from Body.Read at EOF or from Body.Close. When RoundTrip returns
+// an error the connection is already closed and fn is not called. Call
+// SetRelease before RoundTrip, not concurrently with it.
+func (c *Conn) SetRelease(fn func(c *Conn, reusable bool)) { c.release = fn }
+
+// Requests returns the number of requests started on this connection; a
+// reused connection has more than one.
+func (c *Conn) Requests() int { return c.requests }
+
+// NetConn returns the underlying connection. Reading or writing it while a
+// request is in flight corrupts the exchange.
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// Close closes the connection. It is idempotent and safe to call from any
+// goroutine; a body being read then fails.
+func (c *Conn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	return c.nc.Close()
+}
+
+var errConnBroken = errors.New("h1: connection closed or not reusable")
+
+// RoundTrip writes req and reads the response head into resp. See Request
+// for what is written and validated, Response and Body for what is read.
+//
+// ctx covers the write, the head and, until the body ends or is closed, the
+// body reads; when it ends the returned error (or the body's) wraps
+// ctx.Err(). Request.HeadTimeout and Request.BodyIdleTimeout expiries are
+// *TimeoutError. Malformed responses are *ProtocolError; see the package's
+// Err variables for the rest. On any error the connection has been closed
+// and the release function is not called.
+func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) error {
+	h := resp.Header[:0]
+	*resp = Response{Header: h}
+	if c.active {
+		return c.abort(errors.New("h1: RoundTrip while the previous request is unfinished"))
+	}
+	if c.broken || c.closed.Load() {
+		return c.abort(errConnBroken)
+	}
+	c.active = true
+	c.requests++
+	c.gen++
+	c.noReuse, c.got, c.wsrcErr, c.n1xx = false, 0, nil, 0
+	c.hs = blockScan{}
+	c.budget = c.lim.maxHeaderBytes
+
+	plan, err := c.prepare(req)
+	if err != nil {
+		return c.abort(err)
+	}
+	if ctx.Done() != nil {
+		if err := ctx.Err(); err != nil {
+			return c.abort(fmt.Errorf("h1: before sending: %w", err))
+		}
+		c.dmu.Lock()
+		c.ctxErr = nil
+		c.dmu.Unlock()
+		c.stop = context.AfterFunc(ctx, func() { c.cancel(ctx.Err()) })
+	}
+	st, n, err := c.exchange(req, &plan)
+	if err != nil {
+		if c.wrunning {
+			c.joinWriter(true)
+		}
+		if c.wsrcErr != nil {
+			err = c.wsrcErr
+		}
+		return c.abort(err)
+	}
+	if c.wrunning {
+		if werr := c.joinWriter(true); werr != nil {
+			c.noReuse = true
+		}
+	}
+	if err := c.finishHead(resp, req, st, n); err != nil {
+		return c.abort(err)
+	}
+	return nil
+}
+
+// exchange writes the request and reads heads up to the final one, which it
+// leaves at rbuf[r:r+n].
+func (c *Conn) exchange(req *Request, plan *writePlan) (statusLine, int, error) {
+	if plan.expect {
+		if err := c.write(c.wbuf); err != nil {
+			return statusLine{}, 0, err
+		}
+		d := req.Expect100Timeout
+		if d <= 0 {
+			d = time.Second
+		}
+		c.setReadDeadline(time.Now().Add(d))
+		for {
+			st, n, err := c.readHead()
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) && c.cancelErr() == nil {
+					break // no 100 in time: send the body anyway
+				}
+				return st, n, c.headErr(err)
+			}
+			if st.code == 100 {
+				c.r += n
+				c.hs = blockScan{}
+				break
+			}
+			if st.code >= 200 || st.code < 100 {
+				// A final answer instead of 100: the body is not sent, and
+				// the connection is not reused (the server may still expect it).
+				c.noReuse = true
+				c.clearReadDeadline()
+				return st, n, nil
+			}
+			if err := c.skip1xx(st, n); err != nil {
+				return st, n, err
+			}
+		}
+		c.clearReadDeadline()
+		if err := c.sendBody(req, plan); err != nil {
+			return statusLine{}, 0, err
+		}
+	} else if err := c.sendAll(req, plan); err != nil {
+		return statusLine{}, 0, err
+	}
+	if !c.wrunning && req.HeadTimeout > 0 {
+		c.setReadDeadline(time.Now().Add(req.HeadTimeout))
+	}
+	for {
+		st, n, err := c.readHead()
+		if err != nil {
+			return st, n, c.headErr(err)
+		}
+		if st.code >= 100 && st.code < 200 {
+			if err := c.skip1xx(st, n); err != nil {
+				return st, n, err
+			}
+			continue
+		}
+		return st, n, nil
+	}
+}
+
+// skip1xx consumes an informational head after validating it.
+func (c *Conn) skip1xx(st statusLine, n int) error {
+	if st.code == 101 {
+		return &ProtocolError{Kind: "status", Detail: "unexpected 101 Switching Protocols (no upgrade was requested)"}
+	}
+	if _, err := parseFields(c.spans[:0], c.rbuf[c.r:c.r+n], st.fieldsAt, "header"); err != nil {
+		return err
+	}
+	c.r += n
+	c.budget -= n
+	c.hs = blockScan{}
+	if c.n1xx++; c.n1xx > c.lim.max1xx {
+		return ErrTooMany1xx
+	}
+	return nil
+}
+
+// readHead reads until a complete head is buffered at rbuf[r:] and parses
+// its status line. The search state survives errors, so a read that timed
+// out may be resumed.
+func (c *Conn) readHead() (statusLine, int, error) {
+	for {
+		b := c.rbuf[c.r:c.w]
+		n, err := c.hs.scan(b[:min(len(b), c.budget)], c.lim.maxHeaders+1, "response head")
+		if err != nil {
+			return statusLine{}, 0, err
+		}
+		if n > 0 {
+			st, err := parseStatusLine(b[:n])
+			return st, n, err
+		}
+		if c.hs.lines == 0 {
+			if err := checkStatusPrefix(b); err != nil {
+				return statusLine{}, 0, err
+			}
+		}
+		if len(b) >= c.budget {
+			return statusLine{}, 0, ErrHeaderTooLarge
+		}
+		if err := c.fill(c.budget); err != nil {
+			return statusLine{}, 0, err
+		}
+	}
+}
+
+// fill reads more bytes into rbuf, compacting it, and growing it (up to max
+// unread bytes) when it is full.
+func (c *Conn) fill(max int) error {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	}
+	if c.w == len(c.rbuf) {
+		if c.r > 0 {
+			c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
+			c.r = 0
+		} else {
+			nb := make([]byte, min(max, 2*len(c.rbuf)))
+			c.w = copy(nb, c.rbuf[c.r:c.w])
+			c.r, c.rbuf = 0, nb
+		}
+	}
+	n, err := c.nc.Read(c.rbuf[c.w:])
+	c.w += n
+	c.got += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// headErr turns an error met while reading the head into the one RoundTrip
+// reports.
+func (c *Conn) headErr(err error) error {
+	var pe *ProtocolError
+	if errors.As(err, &pe) || errors.Is(err, ErrTooManyHeaders) || errors.Is(err, ErrHeaderTooLarge) || errors.Is(err, ErrTooMany1xx) {
+		return err
+	}
+	if cerr := c.cancelErr(); cerr != nil {
+		return fmt.Errorf("h1: waiting for response head: %w", cerr)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &TimeoutError{Phase: PhaseHead}
+	}
+	if c.got == 0 && (err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		return fmt.Errorf("%w: %w", ErrNoResponse, err)
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("h1: reading response head: %w", err)
+}
+
+// cancel runs when the request's context ends: it makes every pending and
+// future read and write fail at once.
+func (c *Conn) cancel(err error) {
+	c.dmu.Lock()
+	c.ctxErr = err
+	c.nc.SetDeadline(time.Unix(1, 0))
+	c.dmu.Unlock()
+}
+
+func (c *Conn) cancelErr() error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	return c.ctxErr
+}
+
+// setReadDeadline sets a read deadline unless the context already ended.
+func (c *Conn) setReadDeadline(t time.Time) {
+	c.dmu.Lock()
+	if c.ctxErr == nil {
+		c.nc.SetReadDeadline(t)
+		c.dlSet = true
+	}
+	c.dmu.Unlock()
+}
+
+func (c *Conn) clearReadDeadline() {
+	if c.dlSet {
+		c.setReadDeadline(time.Time{})
+		c.dlSet = false
+	}
+}
+
+// abort ends the request with err: the connection is closed for good.
+func (c *Conn) abort(err error) error {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+	c.broken, c.active = true, false
+	c.Close()
+	return err
+}
+
+// finish ends a successful request and calls the release function once.
+func (c *Conn) finish(reusable bool) {
+	if !c.active {
+		return
+	}
+	c.active = false
+	if c.stop != nil {
+		if !c.stop() {
+			reusable = false // the context ended: deadlines are poisoned
+		}
+		c.stop = nil
+	}
+	reusable = reusable && !c.noReuse && c.r == c.w && !c.closed.Load()
+	if reusable {
+		c.r, c.w = 0, 0
+		c.clearReadDeadline()
+	} else {
+		c.broken = true
+		c.Close()
+	}
+	if fn := c.release; fn != nil {
+		fn(c, reusable)
+	}
+}
+
+// joinWriter waits for the writer goroutine. With abort, a writer still
+// running is stopped through a past write deadline (the response came
+// first), and the connection is marked not reusable.
+func (c *Conn) joinWriter(abort bool) error {
+	if abort {
+		select {
+		case err := <-c.wdone:
+			c.wrunning = false
+			return err
+		default:
+		}
+		c.noReuse = true
+		c.nc.SetWriteDeadline(time.Unix(1, 0))
+	}
+	err := <-c.wdone
+	c.wrunning = false
+	return err
+}
