@@ -3,8 +3,8 @@ package fingerprint
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net"

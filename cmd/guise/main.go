@@ -28,7 +28,9 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	// Each subcommand lives in its own file; add it here.
-	root.AddCommand()
+	root.AddCommand(
+		newServeCmd(),
+	)
 	return root
 }
 
