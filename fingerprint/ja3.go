@@ -12,17 +12,29 @@ import (
 // '-', the five fields joined by ','. GREASE values are left out of every
 // list. Extensions keep wire order, so a client that shuffles them (Chrome)
 // has a different JA3 on every connection.
-func (ch *ClientHello) JA3() string { return string(ch.appendJA3(nil, false)) }
+func (ch *ClientHello) JA3() string {
+	var buf [512]byte
+	return string(ch.appendJA3(buf[:0], false))
+}
 
 // JA3Hash returns the lowercase hex MD5 of JA3.
-func (ch *ClientHello) JA3Hash() string { return md5Hex(ch.appendJA3(nil, false)) }
+func (ch *ClientHello) JA3Hash() string {
+	var buf [512]byte
+	return md5Hex(ch.appendJA3(buf[:0], false))
+}
 
 // JA3N returns JA3 with the extension types sorted in ascending order, which
 // is stable across Chrome's extension shuffling.
-func (ch *ClientHello) JA3N() string { return string(ch.appendJA3(nil, true)) }
+func (ch *ClientHello) JA3N() string {
+	var buf [512]byte
+	return string(ch.appendJA3(buf[:0], true))
+}
 
 // JA3NHash returns the lowercase hex MD5 of JA3N.
-func (ch *ClientHello) JA3NHash() string { return md5Hex(ch.appendJA3(nil, true)) }
+func (ch *ClientHello) JA3NHash() string {
+	var buf [512]byte
+	return md5Hex(ch.appendJA3(buf[:0], true))
+}
 
 func (ch *ClientHello) appendJA3(b []byte, sortExts bool) []byte {
 	b = strconv.AppendUint(b, uint64(ch.Version), 10)
@@ -69,5 +81,7 @@ func appendDecimalList(b []byte, vs []uint16) []byte {
 
 func md5Hex(b []byte) string {
 	sum := md5.Sum(b)
-	return hex.EncodeToString(sum[:])
+	var h [2 * md5.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
 }

@@ -401,7 +401,7 @@ func (ch *ClientHello) decodeExtension(typ uint16, d byteReader) bool {
 		if !ok || !d.empty() {
 			return false
 		}
-		ch.KeyShares = ch.KeyShares[:0]
+		ch.KeyShares = make([]KeyShare, 0, countKeyShares(l))
 		for !l.empty() {
 			g, ok := l.u16()
 			if !ok {
@@ -469,9 +469,38 @@ func protocolList(d byteReader) ([]string, bool) {
 		if !ok {
 			return nil, false
 		}
-		out = append(out, string(p.b))
+		out = append(out, protocolName(p.b))
 	}
 	return out, true
+}
+
+// protocolName returns p as a string, without allocating for the ALPN
+// values browsers send.
+func protocolName(p []byte) string {
+	switch string(p) {
+	case "h2":
+		return "h2"
+	case "http/1.1":
+		return "http/1.1"
+	case "h3":
+		return "h3"
+	}
+	return string(p)
+}
+
+// countKeyShares counts the entries of a key_share list.
+func countKeyShares(l byteReader) int {
+	n := 0
+	for l.left() >= 4 {
+		l.pos += 2
+		k, _ := l.u16()
+		if l.left() < int(k) {
+			break
+		}
+		l.pos += int(k)
+		n++
+	}
+	return n
 }
 
 // Extension returns the data of the first extension of type typ and whether
