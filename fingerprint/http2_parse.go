@@ -98,6 +98,24 @@ type Frame struct {
 	Raw      []byte
 }
 
+// Payload returns the frame's payload (Raw without the 9-byte header).
+func (f Frame) Payload() []byte {
+	if len(f.Raw) < http2FrameHeaderLen {
+		return nil
+	}
+	return f.Raw[http2FrameHeaderLen:]
+}
+
+// WindowIncrement returns the increment of a WINDOW_UPDATE frame; ok is
+// false for any other frame.
+func (f Frame) WindowIncrement() (inc uint32, ok bool) {
+	p := f.Payload()
+	if f.Type != FrameWindowUpdate || len(p) != 4 {
+		return 0, false
+	}
+	return (uint32(p[0])<<24 | uint32(p[1])<<16 | uint32(p[2])<<8 | uint32(p[3])) & 0x7fffffff, true
+}
+
 // HTTP2Request is one decoded header block (a HEADERS frame and its
 // CONTINUATIONs).
 type HTTP2Request struct {
@@ -156,7 +174,11 @@ func ParseHTTP2(clientBytes []byte) (*HTTP2, error) {
 	pos := len(http2ClientPreface)
 	h.Consumed = pos
 
+	// The client's encoder table is at most what the server allowed; a
+	// larger table here decodes the same indices, and accepting any size
+	// update keeps an observer from rejecting what the real server accepted.
 	dec := hpack.NewDecoder(65536, nil)
+	dec.SetAllowedMaxDynamicTableSize(1 << 24)
 	var (
 		sawHeaders   bool
 		sawSettings  bool

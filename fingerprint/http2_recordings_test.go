@@ -49,6 +49,14 @@ func TestRecordingsHTTP2(t *testing.T) {
 						i, f.Type, f.Flags, f.StreamID, f.Length, wf.Type, wf.Flags, wf.StreamID, wf.Length)
 				}
 			}
+			// Firefox sends a WINDOW_UPDATE of 12451840 on every stream after its HEADERS.
+			for i, f := range h.Frames {
+				inc, ok := f.WindowIncrement()
+				if ok != (f.Type == FrameWindowUpdate) || ok && f.StreamID == 0 && inc != want.ConnectionWindowUpdate ||
+					ok && f.StreamID != 0 && (inc != 12451840 || h.Frames[i-1].Type != FrameHeaders) {
+					t.Errorf("frame %d: WindowIncrement %d, %v", i, inc, ok)
+				}
+			}
 			if len(h.Requests) != len(want.Requests) {
 				t.Fatalf("got %d requests, want %d", len(h.Requests), len(want.Requests))
 			}

@@ -23,10 +23,13 @@ var (
 // callers branch with errors.Is(err, ErrTruncated) and read the details with
 // errors.As.
 type ParseError struct {
-	Proto  string // "tls", "h2" or "h1"
-	What   string // the structure being parsed, e.g. "cipher_suites"
-	Offset int    // byte offset in the parser's input where the problem starts
-	Err    error  // ErrTruncated, ErrMalformed or ErrNotClientHello
+	Proto string // "tls", "h2" or "h1"
+	What  string // the structure being parsed, e.g. "cipher_suites"
+	// Offset is the byte offset in the parser's input where the problem
+	// starts; inside a ClientHello that spans several records, it counts in
+	// the reassembled handshake message instead.
+	Offset int
+	Err    error // ErrTruncated, ErrMalformed or ErrNotClientHello
 }
 
 // Error returns a lowercase message naming the protocol, the structure and
