@@ -200,3 +200,68 @@ func ExampleClientHello_JA4() {
 	fmt.Println(ch.JA4())
 	// Output: t13d1516h2_8daaf6152771_e5627efa2ab1
 }
+
+// FoxIO's test data for a Chrome hello with a GREASE value in
+// signature_algorithms (github.com/FoxIO-LLC/ja4,
+// python/test/testdata/sigalg-grease.pcapng.json, from
+// pcap/sigalg-grease.pcapng): the hello is rebuilt from the wire order its
+// JA4_ro lists, GREASE added where Chrome puts it, and must give the four
+// published strings.
+func TestJA4FoxIOSigAlgGREASE(t *testing.T) {
+	s := helloSpec{ciphers: []uint16{0x3a3a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9,
+		0xcca8, 0xc013, 0xc014, 0x009c, 0x009d, 0x002f, 0x0035}}
+	s.extensions = append(s.extensions, Extension{Type: 0xdada})
+	for _, typ := range []uint16{0xfe0d, 0x0010, 0x0017, 0x0033, 0x44cd, 0xff01, 0x000a, 0x000d, 0x0023, 0x002b,
+		0x000b, 0xca34, 0x002d, 0x0000, 0x0005, 0x001b, 0x0012} {
+		var e Extension
+		switch typ {
+		case extECH:
+			e = Extension{Type: typ, Data: append([]byte{0, 0, 1, 0, 1, 7}, append(vec16(make([]byte, 32)), vec16(make([]byte, 144))...)...)}
+		case extALPN:
+			e = extALPNOf("h2", "http/1.1")
+		case extKeyShare:
+			e = Extension{Type: typ, Data: vec16(append(append(u16list(0x2a2a), vec16([]byte{0})...), append(u16list(0x001d), vec16(make([]byte, 32))...)...))}
+		case extALPS:
+			e = Extension{Type: typ, Data: vec16(vec8([]byte("h2")))}
+		case extSupportedGroups:
+			e = extGroups(0x2a2a, 0x11ec, 0x001d, 0x0017, 0x0018)
+		case extSignatureAlgorithms:
+			e = extSigAlgs(0x4a4a, 0x0904, 0x0905, 0x0906, 0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601)
+		case extSupportedVersions:
+			e = extVersions(0x6a6a, 0x0304, 0x0303)
+		case extECPointFormats, extPSKKeyExchangeModes:
+			e = Extension{Type: typ, Data: vec8([]byte{typ2byte(typ)})}
+		case extCompressCertificate:
+			e = Extension{Type: typ, Data: vec8(u16list(2))}
+		case extServerName:
+			e = extSNI("optimizationguide-pa.googleapis.com")
+		default:
+			e = Extension{Type: typ}
+		}
+		s.extensions = append(s.extensions, e)
+	}
+	s.extensions = append(s.extensions, Extension{Type: 0x8a8a, Data: []byte{0}})
+	ch, err := ParseClientHello(s.record())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, got, want string }{
+		{"ja4", ch.JA4(), "t13d1517h2_8daaf6152771_cb7bf5808d99"},
+		{"ja4_r", ch.JA4R(), "t13d1517h2_002f,0035,009c,009d,1301,1302,1303,c013,c014,c02b,c02c,c02f,c030,cca8,cca9_0005,000a,000b,000d,0012,0017,001b,0023,002b,002d,0033,44cd,ca34,fe0d,ff01_0904,0905,0906,0403,0804,0401,0503,0805,0501,0806,0601"},
+		{"ja4_o", ch.JA4O(), "t13d1517h2_acb858a92679_88bf22a3e888"},
+		{"ja4_ro", ch.JA4RO(), "t13d1517h2_1301,1302,1303,c02b,c02f,c02c,c030,cca9,cca8,c013,c014,009c,009d,002f,0035_fe0d,0010,0017,0033,44cd,ff01,000a,000d,0023,002b,000b,ca34,002d,0000,0005,001b,0012_0904,0905,0906,0403,0804,0401,0503,0805,0501,0806,0601"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+// typ2byte gives the one-byte list entry for ec_point_formats (0,
+// uncompressed) and psk_key_exchange_modes (1, psk_dhe_ke).
+func typ2byte(typ uint16) byte {
+	if typ == extECPointFormats {
+		return 0
+	}
+	return 1
+}
