@@ -1,0 +1,185 @@
+// Command compare benchmarks guise against net/http, fasthttp and
+// tls-client in one run: for each scenario the clients take turns
+// (round-robin, several rounds) against a benchmark server running in a
+// separate process, and the medians go into a markdown table on stdout
+// (and -out FILE).
+//
+// Run from bench/:
+//
+//	go run ./compare -rounds 5 -d 1s -out results.md
+//
+// By default it starts the server itself (this program re-executed with
+// -serve, the same code as cmd/benchserver); -server URL uses a running
+// one instead.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/guise-http/guise/bench/harness"
+	"github.com/guise-http/guise/bench/internal/peer"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-serve" {
+		if err := peer.Run(os.Args[2:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "compare -serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rounds := fs.Int("rounds", 5, "rounds per scenario; clients alternate within each")
+	dur := fs.Duration("d", time.Second, "length of one client's turn in a round")
+	warmup := fs.Duration("warmup", 300*time.Millisecond, "unmeasured turn per client before the first round (0: none)")
+	clients := fs.String("clients", strings.Join(harness.Names, ","), "clients to compare, comma-separated")
+	scen := fs.String("scenarios", "", "scenarios to run, comma-separated (default all)")
+	server := fs.String("server", "", "base URL of a running benchserver (default: start one)")
+	useTLS := fs.Bool("tls", false, "run over https against the server's self-signed TLS listener")
+	out := fs.String("out", "", "also write the report to this file")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	list := fs.Bool("list", false, "list the scenarios and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	all := harness.Scenarios()
+	if *list {
+		for _, s := range all {
+			fmt.Fprintf(stdout, "%-18s %s\n", s.Name, s.About)
+		}
+		return nil
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d < 1", *rounds)
+	}
+	scenarios, err := pick(all, *scen)
+	if err != nil {
+		return err
+	}
+	names := strings.Split(*clients, ",")
+
+	base := *server
+	var roots *x509.CertPool
+	if base == "" {
+		p, pool, err := spawn(*useTLS)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		base, roots = p.URL, pool
+		if *useTLS {
+			base = p.TLSURL
+		}
+	} else if *useTLS {
+		return fmt.Errorf("-tls needs the server started by compare (its certificate is made at start)")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var progress io.Writer
+	if !*quiet {
+		progress = stderr
+	}
+	meta := harness.Meta{
+		Command:  "go run ./compare " + strings.Join(args, " "),
+		Date:     time.Now(),
+		Rounds:   *rounds,
+		Duration: *dur,
+		Warmup:   *warmup,
+		Base:     base,
+	}
+	results := harness.Compare(ctx, harness.Options{
+		Base: base, Clients: names, Scenarios: scenarios, Rounds: *rounds,
+		Duration: *dur, Warmup: *warmup, RootCAs: roots, Progress: progress,
+	})
+	var buf bytes.Buffer
+	if err := harness.Markdown(&buf, meta, results); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// pick returns the scenarios named in list (all for "").
+func pick(all []harness.Scenario, list string) ([]harness.Scenario, error) {
+	if list == "" {
+		return all, nil
+	}
+	var out []harness.Scenario
+	for _, name := range strings.Split(list, ",") {
+		found := false
+		for _, s := range all {
+			if s.Name == name {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown scenario %q (see -list)", name)
+		}
+	}
+	return out, nil
+}
+
+// spawn starts the benchmark server as a child process: this program,
+// re-executed with -serve.
+func spawn(withTLS bool) (*peer.Proc, *x509.CertPool, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	args := []string{"-serve"}
+	var caFile string
+	if withTLS {
+		dir, err := os.MkdirTemp("", "benchserver")
+		if err != nil {
+			return nil, nil, err
+		}
+		defer os.RemoveAll(dir)
+		caFile = filepath.Join(dir, "ca.pem")
+		args = append(args, "-tls", "-ca", caFile)
+	}
+	p, err := peer.Spawn(exe, args, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !withTLS {
+		return p, nil, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		p.Stop()
+		return nil, nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		p.Stop()
+		return nil, nil, fmt.Errorf("no certificate in %s", caFile)
+	}
+	return p, pool, nil
+}

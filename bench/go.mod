@@ -1,0 +1,31 @@
+module github.com/guise-http/guise/bench
+
+go 1.26.0
+
+require github.com/guise-http/guise v0.0.0
+
+require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/bogdanfinn/fhttp v0.6.2
+	github.com/bogdanfinn/quic-go-utls v1.0.4-utls // indirect
+	github.com/bogdanfinn/tls-client v1.11.2
+	github.com/bogdanfinn/utls v1.7.4-barnius // indirect
+	github.com/cloudflare/circl v1.5.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/quic-go/qpack v0.5.1 // indirect
+	github.com/tam7t/hpkp v0.0.0-20160821193359-2b70b4024ed5 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasthttp v1.78.0
+	go.uber.org/goleak v1.3.0
+	go.uber.org/mock v0.5.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+)
+
+replace github.com/guise-http/guise => ../

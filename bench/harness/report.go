@@ -1,0 +1,187 @@
+package harness
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Meta describes a run for the top of its report.
+type Meta struct {
+	Command  string    // the command line, as typed
+	Date     time.Time // when the run started
+	Rounds   int
+	Duration time.Duration
+	Warmup   time.Duration
+	Base     string // the server's base URL
+	Notes    []string
+}
+
+// Markdown writes the report of results as markdown: the command and
+// machine, one table row per scenario and client with medians and ratios to
+// net/http, then the upload scaling and early-close connection checks.
+func Markdown(w io.Writer, m Meta, results []Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "command: `%s`\n\n", m.Command)
+	fmt.Fprintf(bw, "machine: %d CPUs (%s), %s/%s, %s, %s\n\n", runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH,
+		runtime.Version(), m.Date.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(bw, "server: benchserver (fasthttp) in its own process at %s; client and server share the CPUs. "+
+		"%d rounds, clients alternating round-robin; each turn %v (after a %v warm-up) unless the scenario fixes a count. Medians over rounds; "+
+		"CPU is user+sys of the client process (getrusage), allocs are runtime Mallocs, conns are TCP connections the server accepted from the client in the whole scenario.\n\n",
+		m.Base, m.Rounds, m.Duration, m.Warmup)
+	for _, n := range m.Notes {
+		fmt.Fprintf(bw, "%s\n\n", n)
+	}
+	fmt.Fprintln(bw, "| scenario | client | throughput | ×net/http | CPU µs/req | ×net/http | allocs/req | ×net/http | conns (limit) |")
+	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	for i := 0; i < len(results); {
+		j := i
+		for j < len(results) && results[j].Scenario.Name == results[i].Scenario.Name {
+			j++
+		}
+		group := results[i:j]
+		var base *Summary
+		for k := range group {
+			if group[k].Client == "net/http" && group[k].Err == nil && len(group[k].Samples) > 0 {
+				s := group[k].Summarize()
+				base = &s
+			}
+		}
+		for k := range group {
+			writeRow(bw, &group[k], base)
+		}
+		i = j
+	}
+	fmt.Fprintln(bw)
+	writeChecks(bw, results)
+	return bw.Flush()
+}
+
+func writeRow(w io.Writer, r *Result, base *Summary) {
+	sc := &r.Scenario
+	if len(r.Samples) == 0 {
+		msg := "no samples"
+		if r.Err != nil {
+			msg = r.Err.Error()
+		}
+		fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | |\n", sc.Name, r.Client, cell(msg))
+		return
+	}
+	s := r.Summarize()
+	unit := "req/s"
+	if sc.Bytes {
+		unit = "MB/s"
+	}
+	ratio := func(a, b float64) string {
+		if base == nil || b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", a/b)
+	}
+	var rb, cb, ab float64
+	if base != nil {
+		rb, cb, ab = base.Rate, base.CPUPerOp, base.AllocsPerOp
+	}
+	errNote := ""
+	if r.Err != nil {
+		errNote = " (stopped: " + cell(r.Err.Error()) + ")"
+	}
+	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s | %.1f | %s | %.1f | %s | %d (%d) |\n",
+		sc.Name, r.Client, num(s.Rate), unit, errNote, ratio(s.Rate, rb), s.CPUPerOp, ratio(s.CPUPerOp, cb),
+		s.AllocsPerOp, ratio(s.AllocsPerOp, ab), r.Conns, sc.Conc)
+}
+
+// writeChecks writes the 64 MiB / 32 MiB upload time ratio (which must stay
+// at most 2.2: no quadratic buffering) and the early-close connection counts.
+func writeChecks(w io.Writer, results []Result) {
+	per := map[string]map[string]*Result{}
+	var order []string
+	for i := range results {
+		r := &results[i]
+		if per[r.Client] == nil {
+			per[r.Client] = map[string]*Result{}
+			order = append(order, r.Client)
+		}
+		per[r.Client][r.Scenario.Name] = r
+	}
+	var lines []string
+	for _, c := range order {
+		a, b := per[c]["upload-32m"], per[c]["upload-64m"]
+		if a == nil || b == nil || len(a.Samples) == 0 || len(b.Samples) == 0 {
+			continue
+		}
+		ratio := b.Summarize().SecPerOp / a.Summarize().SecPerOp
+		verdict := "ok (<= 2.2)"
+		if ratio > 2.2 {
+			verdict = "TOO HIGH (> 2.2)"
+		}
+		lines = append(lines, fmt.Sprintf("- %s: %.2f %s", c, ratio, verdict))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "Upload time per request, 64 MiB / 32 MiB (median time per request):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+		fmt.Fprintln(w)
+	}
+	lines = lines[:0]
+	for _, c := range order {
+		r := per[c]["first-byte-close"]
+		if r == nil {
+			continue
+		}
+		var ops int64
+		for _, s := range r.Samples {
+			ops += s.Ops
+		}
+		status := ""
+		if r.Err != nil {
+			status = " (stopped: " + r.Err.Error() + ")"
+		}
+		lines = append(lines, fmt.Sprintf("- %s: %d connections for %d requests, pool size %d%s", c, r.Conns, ops, r.Scenario.Conc, status))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "Read the first byte of a small chunked body, then Close:")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+		fmt.Fprintln(w)
+	}
+}
+
+// num formats a rate with three significant digits or more.
+func num(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// cell makes s safe inside a markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// cpuModel returns the CPU model name from /proc/cpuinfo, or "unknown CPU".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,184 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Sample is what one client did in one round.
+type Sample struct {
+	Ops     int64         // requests completed
+	Bytes   int64         // payload bytes moved (uploaded or body bytes read)
+	Wall    time.Duration // elapsed time
+	CPU     time.Duration // user+system CPU time of this process
+	Mallocs uint64        // heap allocations of this process
+	Conns   int64         // TCP connections the server accepted (-1: unknown)
+}
+
+// CPUPerOp returns the CPU time per request in microseconds.
+func (s Sample) CPUPerOp() float64 {
+	if s.Ops == 0 {
+		return 0
+	}
+	return float64(s.CPU.Microseconds()) / float64(s.Ops)
+}
+
+// AllocsPerOp returns the allocations per request.
+func (s Sample) AllocsPerOp() float64 {
+	if s.Ops == 0 {
+		return 0
+	}
+	return float64(s.Mallocs) / float64(s.Ops)
+}
+
+// Rate returns requests per second, or MB/s (10^6 bytes) of payload when
+// bytes is true.
+func (s Sample) Rate(bytes bool) float64 {
+	sec := s.Wall.Seconds()
+	if sec == 0 {
+		return 0
+	}
+	if bytes {
+		return float64(s.Bytes) / 1e6 / sec
+	}
+	return float64(s.Ops) / sec
+}
+
+// Round runs sc against base with c, either until d has elapsed (when
+// count is 0) or for exactly count requests, and measures it. conns, if
+// not nil, reports the server's accepted-connection count. Round collects
+// garbage before it starts so that one client's garbage is not collected
+// on another's time.
+func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Duration, count int, conns func() (int64, error)) (Sample, error) {
+	url := base + sc.Path
+	var body []byte
+	if sc.Upload > 0 {
+		body = uploadBody(sc.Upload)
+	}
+	want := strconv.FormatInt(int64(sc.Upload), 10)
+	runtime.GC()
+
+	var s Sample
+	c0 := int64(-1)
+	if conns != nil {
+		n, err := conns()
+		if err != nil {
+			return s, err
+		}
+		c0 = n
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuTime()
+	start := time.Now()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stop atomic.Bool
+	if count == 0 {
+		t := time.AfterFunc(d, func() { stop.Store(true) })
+		defer t.Stop()
+	}
+	var claimed atomic.Int64
+	var ops, moved atomic.Int64
+	var once sync.Once
+	var firstErr error
+	var wg sync.WaitGroup
+	for range sc.Conc {
+		wg.Go(func() {
+			var n, b int64
+			defer func() { ops.Add(n); moved.Add(b) }()
+			for {
+				if count > 0 {
+					if claimed.Add(1) > int64(count) {
+						return
+					}
+				} else if stop.Load() {
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				k, err := one(ctx, c, sc, url, body, want)
+				if err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				n++
+				b += k
+			}
+		})
+	}
+	wg.Wait()
+	s.Wall = time.Since(start)
+	s.CPU = cpuTime() - cpu0
+	runtime.ReadMemStats(&ms1)
+	s.Mallocs = ms1.Mallocs - ms0.Mallocs
+	s.Ops = ops.Load()
+	s.Bytes = moved.Load()
+	s.Conns = -1
+	if firstErr != nil {
+		return s, firstErr
+	}
+	if conns != nil {
+		n, err := conns()
+		if err != nil {
+			return s, err
+		}
+		s.Conns = n - c0
+	}
+	return s, nil
+}
+
+// one makes one request of sc and checks what came back. It returns the
+// payload bytes moved.
+func one(ctx context.Context, c Client, sc *Scenario, url string, body []byte, want string) (int64, error) {
+	if sc.Upload > 0 {
+		got, err := c.Post(ctx, url, body)
+		if err != nil {
+			return 0, err
+		}
+		if string(got) != want {
+			return 0, fmt.Errorf("harness: %s: server counted %q bytes, sent %s", sc.Name, got, want)
+		}
+		return int64(len(body)), nil
+	}
+	n, err := c.Get(ctx, url, sc.Mode)
+	if err != nil {
+		return n, err
+	}
+	if n != sc.Want {
+		return n, fmt.Errorf("harness: %s: read %d body bytes, want %d", sc.Name, n, sc.Want)
+	}
+	return n, nil
+}
+
+var uploads sync.Map // int -> []byte
+
+// uploadBody returns a shared read-only body of n bytes.
+func uploadBody(n int) []byte {
+	if b, ok := uploads.Load(n); ok {
+		return b.([]byte)
+	}
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('A' + i%26)
+	}
+	v, _ := uploads.LoadOrStore(n, b)
+	return v.([]byte)
+}
+
+// cpuTime returns the user+system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
