@@ -20,6 +20,7 @@ const (
 	provisionalMaxStreams  = 100
 	maxEmptyFrames         = 1000
 	maxStreamID            = 1<<31 - 1
+	goAwayTimeout          = time.Second
 )
 
 // ClientConn is one HTTP/2 client connection. Its methods are safe for
@@ -299,15 +300,19 @@ func (cc *ClientConn) fail(err error) {
 	cc.mu.Unlock()
 	cc.closeOnce.Do(func() { close(cc.done) })
 	if sendGoAway {
+		// Best effort: a writer blocked on a peer that does not read must
+		// not hold up the close.
+		t := time.NewTimer(goAwayTimeout)
 		select {
 		case cc.wlock <- struct{}{}:
-			cc.nc.SetWriteDeadline(time.Now().Add(time.Second))
+			cc.nc.SetWriteDeadline(time.Now().Add(goAwayTimeout))
 			b := appendGoAway(cc.wbuf, last, ce.Code, "")
 			cc.nc.Write(b)
 			cc.wbuf = b[:0]
 			<-cc.wlock
-		default:
+		case <-t.C:
 		}
+		t.Stop()
 	}
 	cc.nc.Close()
 }

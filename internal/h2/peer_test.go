@@ -2,6 +2,8 @@ package h2
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"encoding/binary"
 	"io"
 	"net"
@@ -154,4 +156,81 @@ func (p *peer) decode(f frame) []hpack.HeaderField {
 func (p *peer) handshake(s ...Setting) {
 	p.t.Helper()
 	p.writeSettings(s...)
+}
+
+// result is what a RoundTrip returned.
+type result struct {
+	resp *Response
+	err  error
+}
+
+// get returns a GET request for path.
+func get(path string) *Request {
+	return &Request{Method: "GET", Scheme: "https", Authority: "peer.test", Path: path, ContentLength: -1}
+}
+
+// goRoundTrip runs RoundTrip in a goroutine.
+func goRoundTrip(ctx context.Context, cc *ClientConn, req *Request) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		resp, err := cc.RoundTrip(ctx, req)
+		ch <- result{resp, err}
+	}()
+	return ch
+}
+
+// plainConfig is a Config without a fingerprint: RFC default windows, so
+// flow-control tests stay small.
+func plainConfig() *Config {
+	return &Config{Settings: []Setting{{SettingEnablePush, 0}}}
+}
+
+// ready returns a connection whose peer finished the SETTINGS exchange.
+func ready(t testing.TB, cfg *Config, s ...Setting) (*ClientConn, *peer) {
+	t.Helper()
+	cc, p := newPeer(t, cfg)
+	p.nextOf(FrameSettings)
+	p.writeSettings(s...)
+	for {
+		if f := p.next(); f.Type == FrameSettings && f.Flags&FlagAck != 0 {
+			break
+		}
+	}
+	return cc, p
+}
+
+// wantConnError checks that err is a ConnectionError with code.
+func wantConnError(t testing.TB, err error, code ErrCode) {
+	t.Helper()
+	var ce ConnectionError
+	if !errors.As(err, &ce) || ce.Code != code {
+		t.Fatalf("got %v (%T), want ConnectionError %v", err, err, code)
+	}
+}
+
+// wantStreamError checks that err is a StreamError with code.
+func wantStreamError(t testing.TB, err error, code ErrCode) {
+	t.Helper()
+	var se StreamError
+	if !errors.As(err, &se) || se.Code != code {
+		t.Fatalf("got %v (%T), want StreamError %v", err, err, code)
+	}
+}
+
+// roundTripOK completes one GET on cc, proving the connection still works.
+func roundTripOK(t testing.TB, cc *ClientConn, p *peer) {
+	t.Helper()
+	ch := goRoundTrip(context.Background(), cc, get("/ok"))
+	h := p.nextOf(FrameHeaders)
+	p.writeHeaders(h.StreamID, false, ":status", "200")
+	p.writeData(h.StreamID, true, []byte("ok"))
+	r := <-ch
+	if r.err != nil {
+		t.Fatalf("round trip: %v", r.err)
+	}
+	b, err := io.ReadAll(r.resp.Body)
+	r.resp.Body.Close()
+	if err != nil || string(b) != "ok" {
+		t.Fatalf("body %q, %v", b, err)
+	}
 }
