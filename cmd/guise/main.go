@@ -30,6 +30,7 @@ func newRootCmd() *cobra.Command {
 	// Each subcommand lives in its own file; add it here.
 	root.AddCommand(
 		newServeCmd(),
+		newCaptureCmd(),
 	)
 	return root
 }

@@ -1,0 +1,343 @@
+package fingerprint
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+// ErrNoNavigation is returned by BuildProfile when no TLS connection
+// carried an HTTP/2 top-level navigation, which every profile needs.
+var ErrNoNavigation = errors.New("fingerprint: no http/2 navigation over tls recorded")
+
+// chromeECHLengths are the GREASE ECH payload lengths Chrome picks from per
+// connection (see ../shared/fingerprints/README.md); one visit shows only
+// some of them.
+var chromeECHLengths = []int{144, 176, 208, 240}
+
+// BuildProfile turns the records of a real browser's visits to the echo
+// server into a profile (see package profile and Want): the full-handshake
+// ClientHello of the first HTTP/2 connection that navigated, the hello of
+// an HTTP/1.1-only connection and of a resumed one if recorded, the HTTP/2
+// SETTINGS, WINDOW_UPDATE, PRIORITY frames, first stream ID and
+// pseudo-header order of that connection, and one header set per request
+// kind (navigate, fetch, subresource, image) and protocol, taken from the
+// first request of that kind, with referer, sec-fetch-site and Host marked
+// per request. Plain http:// connections are ignored (browsers send other
+// headers to insecure origins).
+//
+// name is the profile's canonical name ("chrome156-linux"); "" derives it
+// from the navigation's User-Agent. The profile is validated as
+// profile.Parse would; BuildProfile returns ErrNoNavigation or a
+// *profile.ParseError when it cannot make a valid one. The profile shares
+// no memory with recs.
+func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
+	var tlsRecs []*ConnRecord
+	for _, r := range recs {
+		if r.Transport == TransportTLS && r.Negotiated != nil {
+			tlsRecs = append(tlsRecs, r)
+		}
+	}
+	var primary *ConnRecord
+	var h2 *HTTP2
+	for _, r := range tlsRecs {
+		if r.Protocol != ProtoH2 || r.Negotiated.Resumed {
+			continue
+		}
+		h, _ := r.HTTP2()
+		if h == nil || len(h.Settings) == 0 {
+			continue
+		}
+		if slices.ContainsFunc(h.Requests, func(q HTTP2Request) bool {
+			return requestKind(q.HTTPRequest().Header) == kindNavigate
+		}) {
+			primary, h2 = r, h
+			break
+		}
+	}
+	if primary == nil {
+		return nil, ErrNoNavigation
+	}
+	nav := h2.Requests[slices.IndexFunc(h2.Requests, func(q HTTP2Request) bool {
+		return requestKind(q.HTTPRequest().Header) == kindNavigate
+	})]
+	ua := fields.Header(nav.HTTPRequest().Header).Get("user-agent")
+
+	p := &profile.Profile{Recorded: true}
+	var err error
+	if name == "" {
+		p.Browser, p.Version, p.OS, err = parseUserAgent(ua)
+	} else {
+		p.Browser, p.Version, p.OS, err = parseProfileName(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Name = profile.CanonicalName(p.Browser, p.Version, p.OS)
+	src := []string{fmt.Sprintf("recorded by guise capture from %q", ua),
+		fmt.Sprintf("hello, HTTP/2 preface and frames from connection #%d", primary.ID)}
+
+	// TLS.
+	p.TLS.Hello = slices.Clone(primary.ClientHelloRecord)
+	var full []*ClientHello
+	for _, r := range tlsRecs {
+		ch, err := r.ClientHello()
+		if err != nil {
+			continue
+		}
+		switch {
+		case r.Negotiated.Resumed || ch.HasPreSharedKey:
+			if p.TLS.HelloResumed == nil && slices.Contains(ch.ALPN, ProtoH2) {
+				p.TLS.HelloResumed = slices.Clone(r.ClientHelloRecord)
+				src = append(src, fmt.Sprintf("resumed hello from #%d", r.ID))
+			}
+		case slices.Equal(ch.ALPN, []string{ProtoHTTP1}):
+			if p.TLS.HelloHTTP1 == nil {
+				p.TLS.HelloHTTP1 = slices.Clone(r.ClientHelloRecord)
+				src = append(src, fmt.Sprintf("http/1.1-only hello from #%d", r.ID))
+			}
+			full = append(full, ch)
+		default:
+			full = append(full, ch)
+		}
+	}
+	if shuffled(full) {
+		p.TLS.ShuffleExtensions = true
+		src = append(src, fmt.Sprintf("extension order differs between the %d full hellos: shuffled", len(full)))
+	}
+	p.TLS.ECHPayloadLengths = echLengths(full, p.Browser)
+
+	// HTTP/2.
+	for _, s := range h2.Settings {
+		p.HTTP2.Settings = append(p.HTTP2.Settings, profile.Setting{ID: profile.SettingID(s.ID), Value: s.Value})
+	}
+	p.HTTP2.ConnWindowUpdate = h2.ConnWindowUpdate
+	for _, pf := range h2.Priorities {
+		p.HTTP2.Priorities = append(p.HTTP2.Priorities, profile.PriorityFrame{
+			StreamID: pf.StreamID, Exclusive: pf.Priority.Exclusive, DependsOn: pf.Priority.StreamDep, Weight: pf.Priority.Weight,
+		})
+	}
+	first := h2.Requests[0]
+	p.HTTP2.FirstStreamID = first.StreamID
+	p.HTTP2.PseudoOrder = slices.Clone(first.PseudoOrder)
+	for _, f := range h2.Frames {
+		if f.Type == 8 && f.StreamID != 0 && len(f.Raw) >= 13 {
+			p.HTTP2.StreamWindowUpdate = binary.BigEndian.Uint32(f.Raw[9:13]) & 0x7fffffff
+			break
+		}
+	}
+
+	// Header sets: the primary connection first, then the others in order.
+	ordered := append([]*ConnRecord{primary}, slices.DeleteFunc(slices.Clone(tlsRecs), func(r *ConnRecord) bool { return r == primary })...)
+	var from []string
+	for _, r := range ordered {
+		switch r.Protocol {
+		case ProtoH2:
+			h, _ := r.HTTP2()
+			if h == nil {
+				continue
+			}
+			for i := range h.Requests {
+				q := &h.Requests[i]
+				if q.Trailer {
+					continue
+				}
+				if addHeaderSet(p, q.HTTPRequest().Header, profile.H2) {
+					from = append(from, fmt.Sprintf("h2 %s #%d", requestKind(q.HTTPRequest().Header), r.ID))
+					if q.Priority != nil {
+						rule := profile.Root
+						if q.Priority.Exclusive {
+							rule = profile.LatestOpen
+						}
+						p.HTTP2.HeaderPriority = append(p.HTTP2.HeaderPriority, profile.KindPriority{
+							Kind: kindOf(requestKind(q.HTTPRequest().Header)), Exclusive: q.Priority.Exclusive,
+							Weight: q.Priority.Weight, DependsOn: rule,
+						})
+					}
+				}
+			}
+		case ProtoHTTP1:
+			for _, q := range r.HTTPRequests() {
+				if addHeaderSet(p, q.Header, profile.HTTP1) {
+					p.HTTP1.Recorded = true
+					from = append(from, fmt.Sprintf("http/1.1 %s #%d", requestKind(q.Header), r.ID))
+				}
+			}
+		}
+	}
+	src = append(src, "header sets: "+strings.Join(from, ", "))
+	if !p.HTTP1.Recorded {
+		src = append(src, "no http/1.1 visit recorded")
+	}
+	if p.Browser == profile.Chrome || p.Browser == profile.Edge {
+		src = append(src, "ech payload lengths: Chrome's set of four plus those seen")
+	}
+	p.Source = strings.Join(src, "; ")
+	if _, err := p.Marshal(); err != nil { // validates
+		return nil, err
+	}
+	return p, nil
+}
+
+// perRequestFields are the fields whose value depends on the request.
+var perRequestFields = []string{"host", "referer", "sec-fetch-site"}
+
+// addHeaderSet adds the header set of a request of a kind the profile has
+// no set for yet over proto; it reports whether it did.
+func addHeaderSet(p *profile.Profile, h []fields.Field, proto profile.Proto) bool {
+	kind := kindOf(requestKind(h))
+	if kind == 0 || p.HeaderSet(kind, proto) != nil || len(h) == 0 {
+		return false
+	}
+	hs := profile.HeaderSet{Kind: kind, Proto: proto}
+	for _, f := range h {
+		if slices.ContainsFunc(hs.Header, func(o fields.Field) bool { return fields.EqualFold(o.Name, f.Name) }) {
+			continue // a repeated field: keep the first, as a set holds each name once
+		}
+		if slices.ContainsFunc(perRequestFields, func(n string) bool { return fields.EqualFold(n, f.Name) }) {
+			hs.PerRequest = append(hs.PerRequest, f.Name)
+			if fields.EqualFold(f.Name, "referer") || fields.EqualFold(f.Name, "host") {
+				f.Value = "" // the echo server's name, not the browser's
+			}
+		}
+		hs.Header = append(hs.Header, f)
+	}
+	p.Headers = append(p.Headers, hs)
+	return true
+}
+
+// kindOf maps capture's kind names to profile.RequestKind.
+func kindOf(k string) profile.RequestKind {
+	switch k {
+	case kindNavigate:
+		return profile.Navigate
+	case kindFetch:
+		return profile.Fetch
+	case kindSubresource:
+		return profile.Subresource
+	case kindImage:
+		return profile.Image
+	}
+	return 0
+}
+
+// shuffled reports whether the hellos list their non-GREASE extensions in
+// different orders.
+func shuffled(hellos []*ClientHello) bool {
+	var ref []uint16
+	for i, ch := range hellos {
+		var order []uint16
+		for _, e := range ch.Extensions {
+			if !IsGREASE(e.Type) && e.Type != extPadding && e.Type != extPreSharedKey {
+				order = append(order, e.Type)
+			}
+		}
+		if i == 0 {
+			ref = order
+			continue
+		}
+		if !slices.Equal(ref, order) {
+			return true
+		}
+	}
+	return false
+}
+
+// echLengths returns the GREASE ECH payload lengths to pick from: nil when
+// the recordings show one length (keep it), else every length seen, plus
+// Chrome's known set for Chrome and Edge.
+func echLengths(hellos []*ClientHello, b profile.Browser) []int {
+	var seen []int
+	for _, ch := range hellos {
+		if ch.ECH != nil && ch.ECH.Type == 0 && !slices.Contains(seen, ch.ECH.PayloadLen) {
+			seen = append(seen, ch.ECH.PayloadLen)
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	if b == profile.Chrome || b == profile.Edge {
+		for _, n := range chromeECHLengths {
+			if !slices.Contains(seen, n) {
+				seen = append(seen, n)
+			}
+		}
+	}
+	if len(seen) < 2 {
+		return nil
+	}
+	slices.Sort(seen)
+	return seen
+}
+
+var (
+	uaFirefox = regexp.MustCompile(`Firefox/(\d+)`)
+	uaEdge    = regexp.MustCompile(`Edg/(\d+)`)
+	uaChrome  = regexp.MustCompile(`Chrom(?:e|ium)/(\d+)`)
+	uaSafari  = regexp.MustCompile(`Version/(\d+)[.\d]* (?:Mobile/\S+ )?Safari/`)
+)
+
+// parseUserAgent reads browser, major version and OS from a User-Agent.
+func parseUserAgent(ua string) (profile.Browser, int, profile.OS, error) {
+	var b profile.Browser
+	var m []string
+	switch {
+	case uaFirefox.MatchString(ua):
+		b, m = profile.Firefox, uaFirefox.FindStringSubmatch(ua)
+	case uaEdge.MatchString(ua):
+		b, m = profile.Edge, uaEdge.FindStringSubmatch(ua)
+	case uaChrome.MatchString(ua):
+		b, m = profile.Chrome, uaChrome.FindStringSubmatch(ua)
+	case uaSafari.MatchString(ua):
+		b, m = profile.Safari, uaSafari.FindStringSubmatch(ua)
+	default:
+		return 0, 0, 0, fmt.Errorf("fingerprint: unknown browser in user-agent %q (pass a profile name)", ua)
+	}
+	v, err := strconv.Atoi(m[1])
+	if err != nil || v <= 0 {
+		return 0, 0, 0, fmt.Errorf("fingerprint: bad version in user-agent %q", ua)
+	}
+	var os profile.OS
+	switch {
+	case strings.Contains(ua, "Android"):
+		os = profile.Android
+	case strings.Contains(ua, "iPhone") || strings.Contains(ua, "iPad"):
+		os = profile.IOS
+	case strings.Contains(ua, "Windows"):
+		os = profile.Windows
+	case strings.Contains(ua, "Macintosh") || strings.Contains(ua, "Mac OS X"):
+		os = profile.MacOS
+	case strings.Contains(ua, "Linux") || strings.Contains(ua, "X11"):
+		os = profile.Linux
+	default:
+		return 0, 0, 0, fmt.Errorf("fingerprint: unknown os in user-agent %q (pass a profile name)", ua)
+	}
+	return b, v, os, nil
+}
+
+// parseProfileName splits a canonical profile name "<browser><version>-<os>".
+func parseProfileName(name string) (profile.Browser, int, profile.OS, error) {
+	bad := fmt.Errorf("fingerprint: profile name %q is not <browser><version>-<os> (e.g. chrome156-linux)", name)
+	base, osName, ok := strings.Cut(name, "-")
+	i := strings.IndexAny(base, "0123456789")
+	if !ok || i <= 0 {
+		return 0, 0, 0, bad
+	}
+	var b profile.Browser
+	var os profile.OS
+	if b.UnmarshalText([]byte(base[:i])) != nil || os.UnmarshalText([]byte(osName)) != nil {
+		return 0, 0, 0, bad
+	}
+	v, err := strconv.Atoi(base[i:])
+	if err != nil || v <= 0 {
+		return 0, 0, 0, bad
+	}
+	return b, v, os, nil
+}
