@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"golang.org/x/net/http2/hpack"
@@ -155,4 +156,22 @@ func TestHTTP2Errors(t *testing.T) {
 	if err != nil || len(h.Requests) != 0 || len(h.Frames) != 1 {
 		t.Errorf("open header block: %v, %d requests", err, len(h.Requests))
 	}
+}
+
+func ExampleParseHTTP2() {
+	// A client preface: SETTINGS, a connection WINDOW_UPDATE, then a GET.
+	in := []byte(http2ClientPreface)
+	in = append(in, h2frame(FrameSettings, 0, 0, []byte{0, 2, 0, 0, 0, 0, 0, 4, 0, 0x60, 0, 0})...)
+	in = append(in, h2frame(FrameWindowUpdate, 0, 0, []byte{0, 0xef, 0, 1})...)
+	// HPACK: :method GET, :authority "a", :scheme https, :path / (indexed and literal).
+	in = append(in, h2frame(FrameHeaders, flagEndHeaders|flagEndStream, 1, []byte{0x82, 0x41, 0x01, 'a', 0x87, 0x84})...)
+	h, err := ParseHTTP2(in)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(h.Akamai())
+	fmt.Println(h.Requests[0].PseudoOrder)
+	// Output:
+	// 2:0;4:6291456|15663105|0|m,a,s,p
+	// [:method :authority :scheme :path]
 }

@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -143,3 +144,15 @@ func TestRecordingsJA4H(t *testing.T) {
 }
 
 func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
+
+func ExampleParseHTTP1Request() {
+	r, err := ParseHTTP1Request([]byte("GET / HTTP/1.1\r\nHost: example.com\r\nAccept-Language: de-CH\r\nCookie: b=2; a=1\r\n\r\n"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.JA4HR())
+	fmt.Println(r.JA4H())
+	// Output:
+	// ge11cn02dech_Host,Accept-Language_a,b_a=1,b=2
+	// ge11cn02dech_09e340ee0db0_1eb7c54d5283_06beefe2b477
+}
