@@ -1,0 +1,151 @@
+package tlsfp
+
+import (
+	"container/list"
+	"crypto/x509"
+	"sync"
+	"time"
+
+	utls "github.com/refraction-networking/utls"
+	"golang.org/x/crypto/cryptobyte"
+)
+
+// DefaultSessionCacheSize is the number of sessions a SessionCache made by
+// NewSessionCache keeps before evicting the least recently used.
+const DefaultSessionCacheSize = 256
+
+// SessionCache holds TLS session tickets so that later handshakes resume.
+// An entry is keyed by the server name and by everything that decided how
+// the first connection was verified and what it offered: the root pool's
+// identity, the trust store, InsecureSkipVerify, the profile and the ALPN
+// offer. A ticket is therefore never offered to a handshake whose settings
+// differ from the one that received it (GO-2026-4337).
+//
+// Share one SessionCache only within one isolation scope (a Session or a
+// Transport). A SessionCache is safe for concurrent use. Create it with
+// NewSessionCache; the zero value is not usable.
+type SessionCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]*list.Element
+	lru list.List // of *cacheEntry, most recent first
+}
+
+type cacheEntry struct {
+	key   string
+	state *utls.ClientSessionState
+	tls13 bool
+	useBy time.Time // zero: unknown
+	// roots keeps the pool the scope key names by address alive, so that
+	// the address cannot be reused by another pool while the entry exists.
+	roots *x509.CertPool
+}
+
+// NewSessionCache returns an empty cache holding up to
+// DefaultSessionCacheSize sessions.
+func NewSessionCache() *SessionCache {
+	return &SessionCache{max: DefaultSessionCacheSize, m: make(map[string]*list.Element)}
+}
+
+// Len returns the number of sessions held.
+func (c *SessionCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+func (c *SessionCache) get(key string, now time.Time) *cacheEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.m[key]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*cacheEntry)
+	if !e.useBy.IsZero() && !now.Before(e.useBy) {
+		c.lru.Remove(el)
+		delete(c.m, key)
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return e
+}
+
+func (c *SessionCache) put(e *cacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[e.key]; ok {
+		c.lru.Remove(el)
+		delete(c.m, e.key)
+	}
+	if e.state == nil {
+		return
+	}
+	c.m[e.key] = c.lru.PushFront(e)
+	for c.lru.Len() > c.max {
+		last := c.lru.Back()
+		c.lru.Remove(last)
+		delete(c.m, last.Value.(*cacheEntry).key)
+	}
+}
+
+// scopedCache is the utls.ClientSessionCache one handshake sees: reads
+// return only the entry chosen before the hello was built (so the hello's
+// shape and uTLS's resumption agree), writes go to the scope's key.
+type scopedCache struct {
+	c      *SessionCache
+	scope  string
+	roots  *x509.CertPool
+	pinned *cacheEntry
+}
+
+func (s *scopedCache) Get(sessionKey string) (*utls.ClientSessionState, bool) {
+	if s.pinned == nil || s.pinned.key != s.scope+sessionKey {
+		return nil, false
+	}
+	return s.pinned.state, true
+}
+
+func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
+	e := &cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots}
+	if cs != nil {
+		e.tls13, e.useBy = sessionInfo(cs)
+	}
+	s.c.put(e)
+}
+
+// sessionInfo reads the version and, for TLS 1.3, the use-by time from a
+// session's encoding (utls keeps both unexported). It runs once per ticket
+// received, not per handshake.
+func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time) {
+	_, ss, err := cs.ResumptionState()
+	if err != nil || ss == nil {
+		return false, time.Time{}
+	}
+	b, err := ss.Bytes()
+	if err != nil {
+		return false, time.Time{}
+	}
+	s := cryptobyte.String(b)
+	var vers uint16
+	var typ uint8
+	var ignored cryptobyte.String
+	var earlyData, ems uint8
+	if !s.ReadUint16(&vers) || !s.ReadUint8(&typ) || !s.Skip(2+8) ||
+		!s.ReadUint8LengthPrefixed(&ignored) || !s.ReadUint24LengthPrefixed(&ignored) ||
+		!s.ReadUint8(&ems) || !s.ReadUint8(&earlyData) ||
+		!s.ReadUint24LengthPrefixed(&ignored) || !s.ReadUint24LengthPrefixed(&ignored) {
+		return vers == utls.VersionTLS13, time.Time{}
+	}
+	if vers != utls.VersionTLS13 {
+		return false, time.Time{}
+	}
+	if earlyData == 1 && !s.ReadUint8LengthPrefixed(&ignored) {
+		return true, time.Time{}
+	}
+	var use uint64
+	if typ != 2 || !s.ReadUint64(&use) {
+		return true, time.Time{}
+	}
+	return true, time.Unix(int64(use), 0)
+}

@@ -1,0 +1,365 @@
+package tlsfp
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/guise-http/guise/profile"
+	utls "github.com/refraction-networking/utls"
+)
+
+// extension code points this file treats specially.
+const (
+	extSessionTicket = 35
+	extALPS          = 17513
+	extALPSNew       = 17613
+	extECH           = 0xfe0d
+)
+
+// template is a recorded ClientHello parsed once: the uTLS spec it
+// describes plus what must be redrawn per connection. It is never handed
+// to uTLS itself (uTLS mutates extension values); build makes a fresh copy.
+type template struct {
+	spec    utls.ClientHelloSpec
+	shuffle bool
+	// resumed is the template for a connection that offers a ticket: from
+	// the recorded resumed hello, or derived from this one.
+	resumed *template
+	ech     *echShape // nil: no ECH GREASE
+	// tls13 reports whether the hello offers TLS 1.3 (and so a PSK).
+	tls13 bool
+}
+
+// echShape is the recorded GREASE ECH extension, minus its random parts.
+type echShape struct {
+	kdf, aead   uint16
+	encLen      int
+	payloadLens []int
+}
+
+type templateKey struct {
+	p    *profile.Profile
+	alpn string
+}
+
+var templates sync.Map // templateKey → *templateResult
+
+type templateResult struct {
+	once sync.Once
+	t    *template
+	err  error
+}
+
+// compiled returns the template for p offering alpn (nil: the profile's
+// own), compiling it on first use. Concurrent first calls compile once.
+func compiled(p *profile.Profile, alpn []string) (*template, error) {
+	key := templateKey{p: p, alpn: joinALPN(alpn)}
+	v, ok := templates.Load(key)
+	if !ok {
+		v, _ = templates.LoadOrStore(key, new(templateResult))
+	}
+	r := v.(*templateResult)
+	r.once.Do(func() { r.t, r.err = compile(p, alpn) })
+	return r.t, r.err
+}
+
+func joinALPN(alpn []string) string {
+	if alpn == nil {
+		return "\x00profile"
+	}
+	n := 0
+	for _, a := range alpn {
+		n += len(a) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, a := range alpn {
+		b = append(b, a...)
+		b = append(b, 0)
+	}
+	return string(b)
+}
+
+// compileCount counts compilations, for the test that per-connection
+// building does no profile parsing.
+var compileCount int64
+var compileMu sync.Mutex
+
+func compile(p *profile.Profile, alpn []string) (*template, error) {
+	compileMu.Lock()
+	compileCount++
+	compileMu.Unlock()
+	if p == nil {
+		return nil, errors.New("tlsfp: no profile")
+	}
+	hello := p.TLS.Hello
+	if alpn != nil && slices.Equal(alpn, []string{"http/1.1"}) && len(p.TLS.HelloHTTP1) > 0 {
+		hello, alpn = p.TLS.HelloHTTP1, nil
+	}
+	t, err := parseHello(p, hello, false)
+	if err != nil {
+		return nil, err
+	}
+	if alpn != nil {
+		if err := t.setALPN(alpn); err != nil {
+			return nil, fmt.Errorf("tlsfp: profile %s: %w", p.Name, err)
+		}
+	}
+	if !t.tls13 {
+		return t, nil
+	}
+	if len(p.TLS.HelloResumed) > 0 && alpn == nil {
+		r, err := parseHello(p, p.TLS.HelloResumed, true)
+		if err != nil {
+			return nil, err
+		}
+		t.resumed = r
+		return t, nil
+	}
+	t.resumed = t.deriveResumed(p.Browser)
+	return t, nil
+}
+
+func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, error) {
+	f := utls.Fingerprinter{AllowBluntMimicry: true, RealPSKResumption: true}
+	spec, err := f.FingerprintClientHello(hello)
+	if err != nil {
+		return nil, fmt.Errorf("tlsfp: profile %s: recorded hello: %w", p.Name, err)
+	}
+	t := &template{spec: *spec, shuffle: p.TLS.ShuffleExtensions}
+	for _, e := range t.spec.Extensions {
+		switch e := e.(type) {
+		case *utls.SupportedVersionsExtension:
+			t.tls13 = slices.Contains(e.Versions, utls.VersionTLS13)
+		case *utls.GREASEEncryptedClientHelloExtension:
+			shape, err := parseECH(hello, p.TLS.ECHPayloadLengths)
+			if err != nil {
+				return nil, fmt.Errorf("tlsfp: profile %s: %w", p.Name, err)
+			}
+			t.ech = shape
+		case utls.PreSharedKeyExtension:
+			if !resumed {
+				return nil, fmt.Errorf("tlsfp: profile %s: the full-handshake hello carries a pre_shared_key", p.Name)
+			}
+		}
+	}
+	return t, nil
+}
+
+// deriveResumed builds the resumed shape from a full hello: a
+// pre_shared_key extension last (after Chrome's final GREASE), and for
+// Firefox without the session_ticket extension.
+func (t *template) deriveResumed(b profile.Browser) *template {
+	r := *t
+	r.resumed = nil
+	r.spec.Extensions = nil
+	for _, e := range t.spec.Extensions {
+		if _, ok := e.(*utls.SessionTicketExtension); ok && b == profile.Firefox {
+			continue
+		}
+		r.spec.Extensions = append(r.spec.Extensions, e)
+	}
+	r.spec.Extensions = append(r.spec.Extensions, &utls.UtlsPreSharedKeyExtension{})
+	return &r
+}
+
+// setALPN replaces the offered protocols. ALPS is dropped when the new
+// offer no longer includes a protocol it carries settings for.
+func (t *template) setALPN(alpn []string) error {
+	exts := t.spec.Extensions[:0:0]
+	found := false
+	for _, e := range t.spec.Extensions {
+		switch e := e.(type) {
+		case *utls.ALPNExtension:
+			exts = append(exts, &utls.ALPNExtension{AlpnProtocols: slices.Clone(alpn)})
+			found = true
+			continue
+		case *utls.ApplicationSettingsExtensionNew:
+			if !overlaps(e.SupportedProtocols, alpn) {
+				continue
+			}
+		case *utls.ApplicationSettingsExtension:
+			if !overlaps(e.SupportedProtocols, alpn) {
+				continue
+			}
+		}
+		exts = append(exts, e)
+	}
+	if !found {
+		return errors.New("recorded hello has no alpn extension to set the offer in")
+	}
+	t.spec.Extensions = exts
+	return nil
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseECH reads the recorded GREASE ECH extension's fixed parts.
+func parseECH(record []byte, lens []int) (*echShape, error) {
+	body, ok := findExtension(record, extECH)
+	if !ok || len(body) < 1+4+1+2 || body[0] != 0 {
+		return nil, errors.New("recorded ech extension is not an outer grease ech")
+	}
+	s := &echShape{kdf: uint16(body[1])<<8 | uint16(body[2]), aead: uint16(body[3])<<8 | uint16(body[4])}
+	rest := body[6:]
+	s.encLen = int(rest[0])<<8 | int(rest[1])
+	if len(rest) < 2+s.encLen+2 {
+		return nil, errors.New("recorded ech extension is truncated")
+	}
+	rest = rest[2+s.encLen:]
+	recorded := int(rest[0])<<8 | int(rest[1])
+	if len(rest) != 2+recorded {
+		return nil, errors.New("recorded ech payload length does not match")
+	}
+	s.payloadLens = lens
+	if len(s.payloadLens) == 0 {
+		s.payloadLens = []int{recorded}
+	}
+	return s, nil
+}
+
+// findExtension returns the body of extension id in a ClientHello record
+// that uTLS already parsed successfully.
+func findExtension(record []byte, id uint16) ([]byte, bool) {
+	b := record[5+4+2+32:]
+	b = b[1+int(b[0]):]                // session id
+	b = b[2+(int(b[0])<<8|int(b[1])):] // cipher suites
+	b = b[1+int(b[0]):]                // compression methods
+	if len(b) < 2 {
+		return nil, false
+	}
+	b = b[2:]
+	for len(b) >= 4 {
+		typ := uint16(b[0])<<8 | uint16(b[1])
+		n := int(b[2])<<8 | int(b[3])
+		if len(b) < 4+n {
+			return nil, false
+		}
+		if typ == id {
+			return b[4 : 4+n], true
+		}
+		b = b[4+n:]
+	}
+	return nil, false
+}
+
+// build returns a fresh spec for one connection: every extension copied
+// (uTLS mutates them), SNI set, GREASE values the uTLS preset leaves fixed
+// redrawn, GREASE ECH redrawn, and the extensions shuffled when the
+// browser does. It does no parsing.
+func (t *template) build(g *rng, serverName string) *utls.ClientHelloSpec {
+	spec := &utls.ClientHelloSpec{
+		CipherSuites:       t.spec.CipherSuites, // copied by ApplyPreset
+		CompressionMethods: t.spec.CompressionMethods,
+		TLSVersMin:         t.spec.TLSVersMin,
+		TLSVersMax:         t.spec.TLSVersMax,
+	}
+	exts := make([]utls.TLSExtension, len(t.spec.Extensions))
+	for i, e := range t.spec.Extensions {
+		switch e := e.(type) {
+		case *utls.SNIExtension:
+			exts[i] = &utls.SNIExtension{ServerName: serverName}
+		case *utls.UtlsGREASEExtension:
+			exts[i] = &utls.UtlsGREASEExtension{Value: e.Value, Body: e.Body}
+		case *utls.SupportedCurvesExtension:
+			exts[i] = &utls.SupportedCurvesExtension{Curves: slices.Clone(e.Curves)}
+		case *utls.SupportedVersionsExtension:
+			exts[i] = &utls.SupportedVersionsExtension{Versions: slices.Clone(e.Versions)}
+		case *utls.KeyShareExtension:
+			ks := make([]utls.KeyShare, len(e.KeyShares))
+			for j, k := range e.KeyShares {
+				ks[j] = utls.KeyShare{Group: k.Group}
+				if isGREASE(uint16(k.Group)) {
+					ks[j].Data = k.Data // the GREASE share's fixed body
+				}
+			}
+			exts[i] = &utls.KeyShareExtension{KeyShares: ks}
+		case *utls.SignatureAlgorithmsExtension:
+			// uTLS replays a recorded GREASE signature algorithm as is;
+			// Chrome draws it per connection like every other GREASE.
+			algs := slices.Clone(e.SupportedSignatureAlgorithms)
+			for j, a := range algs {
+				if isGREASE(uint16(a)) {
+					algs[j] = utls.SignatureScheme(g.grease())
+				}
+			}
+			exts[i] = &utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: algs}
+		case *utls.SessionTicketExtension:
+			exts[i] = &utls.SessionTicketExtension{}
+		case utls.PreSharedKeyExtension:
+			exts[i] = &utls.UtlsPreSharedKeyExtension{}
+		case *utls.GREASEEncryptedClientHelloExtension:
+			exts[i] = t.ech.generic(g)
+		default:
+			exts[i] = shallowCopy(e)
+		}
+	}
+	if t.shuffle {
+		shuffle(exts, g)
+	}
+	spec.Extensions = exts
+	return spec
+}
+
+// shallowCopy returns a new extension value equal to e. The extensions it
+// is used for are only read by uTLS, so their slices may stay shared.
+func shallowCopy(e utls.TLSExtension) utls.TLSExtension {
+	v := reflect.ValueOf(e)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return e
+	}
+	c := reflect.New(v.Type().Elem())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(utls.TLSExtension)
+}
+
+// shuffle permutes the extensions uniformly, as Chrome does per
+// connection, keeping GREASE, padding and pre_shared_key where they are
+// (Chrome's GREASE extensions stay first and last; uTLS requires the PSK
+// last).
+func shuffle(exts []utls.TLSExtension, g *rng) {
+	var idx [64]int
+	movable := idx[:0]
+	for i, e := range exts {
+		switch e.(type) {
+		case *utls.UtlsGREASEExtension, *utls.UtlsPaddingExtension, utls.PreSharedKeyExtension:
+			continue
+		}
+		movable = append(movable, i)
+	}
+	for i := len(movable) - 1; i > 0; i-- {
+		j := g.intn(i + 1)
+		exts[movable[i]], exts[movable[j]] = exts[movable[j]], exts[movable[i]]
+	}
+}
+
+// generic draws one GREASE ECH extension (RFC 9849 6.2): an outer ECH with
+// the recorded cipher suite, a random config id, a random encapsulated key
+// of the recorded length and a random payload of a length the browser
+// uses. It is a generic extension so that every byte comes from the
+// Config's randomness (uTLS's own GREASE ECH reads crypto/rand directly).
+func (s *echShape) generic(g *rng) *utls.GenericExtension {
+	n := s.payloadLens[0]
+	if len(s.payloadLens) > 1 {
+		n = s.payloadLens[g.intn(len(s.payloadLens))]
+	}
+	b := make([]byte, 1+4+1+2+s.encLen+2+n)
+	b[0] = 0 // outer
+	b[1], b[2], b[3], b[4] = byte(s.kdf>>8), byte(s.kdf), byte(s.aead>>8), byte(s.aead)
+	g.read(b[5:6]) // config id
+	b[6], b[7] = byte(s.encLen>>8), byte(s.encLen)
+	g.read(b[8 : 8+s.encLen])
+	p := b[8+s.encLen:]
+	p[0], p[1] = byte(n>>8), byte(n)
+	g.read(p[2:])
+	return &utls.GenericExtension{Id: extECH, Data: b}
+}

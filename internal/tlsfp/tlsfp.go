@@ -1,0 +1,199 @@
+// Package tlsfp performs TLS handshakes that look like a browser's. It is
+// the only package in guise that imports uTLS.
+//
+// A profile's recorded ClientHello is parsed into a uTLS spec once per
+// profile and ALPN offer and cached. Per connection only what a browser
+// draws fresh is drawn again, from Config.Rand: the client random, session
+// id and key shares, each GREASE value (chosen independently per field),
+// the GREASE ECH extension's config id, key and payload (its length from
+// the profile's set), and, for Chrome, the order of the extensions.
+// Certificates are verified against Config.RootCAs or a cached trust store.
+// Session tickets are kept only in a SessionCache the caller provides.
+package tlsfp
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/guise-http/guise/profile"
+	utls "github.com/refraction-networking/utls"
+)
+
+// Config configures Handshake. A Config may be shared by concurrent
+// handshakes (Rand must then be safe for concurrent use) and must not be
+// modified while one runs.
+type Config struct {
+	// Profile is the browser whose ClientHello is sent. Required.
+	Profile *profile.Profile
+	// ALPN is the protocol offer. Nil means the profile's own recorded
+	// offer (h2 and http/1.1). []string{"http/1.1"} uses the profile's
+	// recorded HTTP/1.1-only hello when there is one, and otherwise the
+	// recorded hello with the ALPN list replaced (and ALPS dropped, as it
+	// only carries h2 settings).
+	ALPN []string
+	// RootCAs verifies the server's certificate. Nil means the pool of
+	// TrustStore.
+	RootCAs *x509.CertPool
+	// TrustStore picks the roots when RootCAs is nil. The zero value is
+	// Mozilla (embedded).
+	TrustStore TrustStore
+	// InsecureSkipVerify turns certificate verification off.
+	InsecureSkipVerify bool
+	// Sessions keeps session tickets for resumption. Nil means never
+	// resume and store nothing: an isolated visit sends no ticket and no
+	// pre_shared_key.
+	Sessions *SessionCache
+	// Rand is the source of every random choice in the handshake. Nil
+	// means crypto/rand. Tests inject a deterministic reader (together
+	// with testing/cryptotest.SetGlobalRandom, since Go's ECDH key
+	// generation ignores this reader).
+	Rand io.Reader
+}
+
+// CurveID is a TLS named group.
+type CurveID uint16
+
+// Named groups browsers offer.
+const (
+	X25519         CurveID = 0x001d
+	P256           CurveID = 0x0017
+	P384           CurveID = 0x0018
+	X25519MLKEM768 CurveID = 0x11ec
+)
+
+// String returns the group's IANA name, or its number.
+func (c CurveID) String() string {
+	switch c {
+	case X25519:
+		return "x25519"
+	case P256:
+		return "secp256r1"
+	case P384:
+		return "secp384r1"
+	case X25519MLKEM768:
+		return "X25519MLKEM768"
+	}
+	return "CurveID(" + strconv.Itoa(int(c)) + ")"
+}
+
+// State describes a completed handshake.
+type State struct {
+	// Version is the TLS version (0x0304 for TLS 1.3).
+	Version uint16
+	// CipherSuite is the negotiated cipher suite.
+	CipherSuite uint16
+	// ALPN is the negotiated application protocol, "" if none.
+	ALPN string
+	// Resumed reports whether the session was resumed from a ticket.
+	Resumed bool
+	// Group is the key exchange group of a TLS 1.3 handshake, 0 for TLS
+	// 1.2.
+	Group CurveID
+	// PeerCertificates is the server's chain as sent, leaf first.
+	PeerCertificates []*x509.Certificate
+}
+
+// Handshake runs a TLS client handshake over nc as cfg.Profile's browser
+// would, for serverName (sent as SNI unless it is an IP address, and
+// verified against the certificate unless InsecureSkipVerify). ctx bounds
+// the handshake; once it returns, ctx no longer matters.
+//
+// On success the returned conn (a *utls.UConn) owns nc. On failure nc is
+// closed and the error is a *HandshakeError (see it for the causes callers
+// can test with errors.Is and errors.As), or a configuration error before
+// anything was sent.
+func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config) (net.Conn, State, error) {
+	uc, err := newConn(nc, serverName, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, State{}, err
+	}
+	if err := uc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, State{}, classify(ctx, err, serverName)
+	}
+	cs := uc.ConnectionState()
+	st := State{
+		Version:          cs.Version,
+		CipherSuite:      cs.CipherSuite,
+		ALPN:             cs.NegotiatedProtocol,
+		Resumed:          cs.DidResume,
+		PeerCertificates: cs.PeerCertificates,
+	}
+	if cs.Version == utls.VersionTLS13 && uc.HandshakeState.ServerHello != nil {
+		st.Group = CurveID(uc.HandshakeState.ServerHello.ServerShare.Group)
+	}
+	if st.ALPN != "" && !slices.Contains(uc.HandshakeState.Hello.AlpnProtocols, st.ALPN) {
+		uc.Close()
+		return nil, State{}, &HandshakeError{ServerName: serverName, Err: ErrALPN}
+	}
+	return uc, st, nil
+}
+
+// newConn prepares a uTLS client with this connection's hello applied.
+func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, error) {
+	if cfg == nil || cfg.Profile == nil {
+		return nil, errors.New("tlsfp: config has no profile")
+	}
+	t, err := compiled(cfg.Profile, cfg.ALPN)
+	if err != nil {
+		return nil, err
+	}
+	roots := cfg.RootCAs
+	if roots == nil && !cfg.InsecureSkipVerify {
+		if roots, err = TrustPool(cfg.TrustStore); err != nil {
+			return nil, err
+		}
+	}
+	r := cfg.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	ucfg := &utls.Config{
+		ServerName:         serverName,
+		RootCAs:            roots,
+		InsecureSkipVerify: cfg.InsecureSkipVerify,
+		Rand:               r,
+		MinVersion:         utls.VersionTLS12,
+		// The hello's shape is decided below from the pinned session, so
+		// uTLS must neither fail on an empty PSK nor insist on one.
+		OmitEmptyPsk:                       true,
+		PreferSkipResumptionOnNilExtension: true,
+	}
+	tpl := t
+	if cfg.Sessions != nil {
+		sc := &scopedCache{c: cfg.Sessions, scope: scopeKey(cfg, roots), roots: roots}
+		if e := cfg.Sessions.get(sc.scope+serverName, time.Now()); e != nil {
+			sc.pinned = e
+			if e.tls13 && t.resumed != nil {
+				tpl = t.resumed
+			}
+		}
+		ucfg.ClientSessionCache = sc
+	}
+	g := newRNG(r)
+	spec := tpl.build(g, serverName)
+	if g.err != nil {
+		return nil, g.err
+	}
+	uc := utls.UClient(nc, ucfg, utls.HelloCustom)
+	if err := uc.ApplyPreset(spec); err != nil {
+		return nil, fmt.Errorf("tlsfp: profile %s: applying the hello: %w", cfg.Profile.Name, err)
+	}
+	return uc, nil
+}
+
+// scopeKey names everything a ticket's validity depends on besides the
+// server name. The roots pool is named by address; cache entries keep the
+// pool alive so the address stays unique.
+func scopeKey(cfg *Config, roots *x509.CertPool) string {
+	return fmt.Sprintf("%s|%p|%p|%d|%t|%q|", cfg.Profile.Name, cfg.Profile, roots, cfg.TrustStore, cfg.InsecureSkipVerify, cfg.ALPN)
+}
