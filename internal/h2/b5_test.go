@@ -219,6 +219,7 @@ func TestH2_09DataOverWindow(t *testing.T) {
 		for range 4 {
 			p.writeData(h.StreamID, false, data) // 65536 > 65535
 		}
+		synctest.Wait() // no credit from reading before the last frame
 		_, err := io.ReadAll(r.resp.Body)
 		wantConnError(t, err, ErrCodeFlowControl)
 		r.resp.Body.Close()

@@ -36,11 +36,6 @@ func (e StreamError) Error() string {
 // Unwrap returns the cause.
 func (e StreamError) Unwrap() error { return e.Cause }
 
-// Is makes errors.Is(err, ErrRetryable) true for REFUSED_STREAM.
-func (e StreamError) Is(target error) bool {
-	return target == ErrRetryable && e.Code == ErrCodeRefusedStream
-}
-
 // GoAwayError is the GOAWAY the peer sent, returned for streams that did not
 // complete because of it.
 type GoAwayError struct {
