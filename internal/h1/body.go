@@ -173,7 +173,7 @@ func (b *Body) step() error {
 				return b.fail(err)
 			}
 			if c.w-c.r > budget+24 {
-				return b.fail(chunkErr("chunk extensions too long", c.rbuf[c.r:c.r+32]))
+				return b.fail(chunkErr("chunk extensions too long", c.rbuf[c.r:c.r+32])) // as parseChunkLine says it
 			}
 			if err := b.more(); err != nil {
 				return err
@@ -188,7 +188,7 @@ func (b *Body) step() error {
 				if err == ErrTooManyHeaders {
 					err = &ProtocolError{Kind: "trailer", Detail: "too many trailer fields", Err: ErrTooManyHeaders}
 				}
-				return b.fail(err)
+				return b.fail(toTrailerErr(err))
 			}
 			if n > 0 {
 				if err := b.setTrailer(block[:n]); err != nil {
@@ -214,11 +214,11 @@ func (b *Body) setTrailer(block []byte) error {
 	if len(block) == 2 {
 		return nil
 	}
-	spans, err := parseFields(b.c.spans[:0], block, 0, "trailer")
+	spans, err := parseFields(b.c.tspans[:0], block, 0, "trailer")
+	b.c.tspans = spans
 	if err != nil {
 		return toTrailerErr(err)
 	}
-	b.c.spans = spans
 	s := string(block)
 	if b.trailer != nil {
 		*b.trailer = appendFields((*b.trailer)[:0], s, spans)
@@ -228,8 +228,8 @@ func (b *Body) setTrailer(block []byte) error {
 
 func toTrailerErr(err error) error {
 	var pe *ProtocolError
-	if errors.As(err, &pe) {
-		return &ProtocolError{Kind: "trailer", Detail: pe.Kind + ": " + pe.Detail}
+	if errors.As(err, &pe) && pe.Kind != "trailer" {
+		return &ProtocolError{Kind: "trailer", Detail: pe.Kind + ": " + pe.Detail, Err: pe.Err}
 	}
 	return err
 }

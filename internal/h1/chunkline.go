@@ -35,7 +35,7 @@ func parseChunkLine(b []byte, extBudget int) (size int64, n, ext int, err error)
 		return 0, 0, 0, errNeedMore
 	}
 	if i == 0 {
-		return 0, 0, 0, chunkErr("invalid chunk size", b[:min(len(b), 16)])
+		return 0, 0, 0, chunkErr("invalid chunk size", b[:1])
 	}
 	if size < 0 {
 		return 0, 0, 0, chunkErr("chunk size overflows int64", b[:i])
@@ -43,7 +43,7 @@ func parseChunkLine(b []byte, extBudget int) (size int64, n, ext int, err error)
 	start := i
 	for {
 		if i-start > extBudget {
-			return 0, 0, 0, chunkErr("chunk extensions too long", b[start:min(i, start+32)])
+			return 0, 0, 0, chunkErr("chunk extensions too long", b[:min(len(b), 32)])
 		}
 		ws := i
 		i = skipBWS(b, i)
@@ -62,7 +62,7 @@ func parseChunkLine(b []byte, extBudget int) (size int64, n, ext int, err error)
 				return 0, 0, 0, chunkErr("bare CR in chunk-size line", b[:i+2])
 			}
 			if i-start > extBudget {
-				return 0, 0, 0, chunkErr("chunk extensions too long", b[start:min(i, start+32)])
+				return 0, 0, 0, chunkErr("chunk extensions too long", b[:min(len(b), 32)])
 			}
 			return size, i + 2, i - start, nil
 		case ';':

@@ -54,6 +54,7 @@ type Conn struct {
 	budget int // head bytes left for this request (1xx heads included)
 	n1xx   int // informational responses skipped for this request
 	spans  []span
+	tspans []span // trailer fields
 
 	wbuf  []byte // request head (and a small body)
 	cbuf  []byte // streaming body buffer, allocated on first use
@@ -71,7 +72,8 @@ type Conn struct {
 	wsrcErr  error // the request body source failed (set by the writer)
 	dlSet    bool  // a read deadline may be set on nc
 
-	closed atomic.Bool
+	closed   atomic.Bool
+	wflushed atomic.Bool // the writer goroutine wrote the whole body
 
 	stop func() bool // stops the context.AfterFunc, nil if none
 
@@ -404,19 +406,29 @@ func (c *Conn) finish(reusable bool) {
 	}
 }
 
+// earlyGrace is how long a response that arrives before the request body
+// is written waits for the writer to finish on its own.
+const earlyGrace = 20 * time.Millisecond
+
 // joinWriter waits for the writer goroutine. With abort, a writer still
 // running is stopped through a past write deadline (the response came
 // first), and the connection is marked not reusable.
 func (c *Conn) joinWriter(abort bool) error {
-	if abort {
+	if abort && !c.wflushed.Load() {
+		// The response came before the body was written. Give a writer
+		// that is just finishing a moment, then stop it.
+		t := time.NewTimer(earlyGrace)
 		select {
 		case err := <-c.wdone:
+			t.Stop()
 			c.wrunning = false
 			return err
-		default:
+		case <-t.C:
 		}
-		c.noReuse = true
-		c.nc.SetWriteDeadline(time.Unix(1, 0))
+		if !c.wflushed.Load() {
+			c.noReuse = true
+			c.nc.SetWriteDeadline(time.Unix(1, 0))
+		}
 	}
 	err := <-c.wdone
 	c.wrunning = false

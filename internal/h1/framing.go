@@ -29,8 +29,8 @@ type framing struct {
 // otherwise Content-Length, otherwise read to close.
 func frame(block []byte, hdr []span, code int, http10, head bool) (framing, error) {
 	var (
-		cl                  int64 = -1
-		hasTE, teChunked    bool
+		cl                   int64 = -1
+		hasTE, teChunked     bool
 		connClose, keepAlive bool
 	)
 	for _, sp := range hdr {

@@ -65,20 +65,23 @@ type statusLine struct {
 // start a status line, so garbage (an HTTP/2 frame, an HTTP/0.9 body) is
 // reported without waiting for a line end that may never come.
 func checkStatusPrefix(b []byte) error {
+	// Errors quote only the bytes up to the first bad one, so the result
+	// does not depend on how the response was split into reads.
 	const p = "HTTP/1."
-	n := min(len(b), len(p))
-	if string(b[:n]) != p[:n] {
-		detail := "response does not start with \"HTTP/1.\": " + quote(b[:min(len(b), 32)])
-		if bytes.HasPrefix(b, []byte("PRI * HTTP/2")) || (len(b) >= 4 && b[3] == 4 && b[0] == 0) {
-			detail = "peer answered with HTTP/2 frames, not HTTP/1.1: " + quote(b[:min(len(b), 32)])
+	for i := 0; i < len(b) && i < len(p); i++ {
+		if b[i] != p[i] {
+			detail := "response does not start with \"HTTP/1.\": " + quote(b[:i+1])
+			if b[0] == 0 || b[0] == 'P' {
+				detail = "peer seems to speak HTTP/2, not HTTP/1.1: " + quote(b[:i+1])
+			}
+			return &ProtocolError{Kind: "version", Detail: detail}
 		}
-		return &ProtocolError{Kind: "version", Detail: detail}
 	}
 	if len(b) > 7 && b[7] != '0' && b[7] != '1' {
-		return &ProtocolError{Kind: "version", Detail: "unsupported version " + quote(b[:min(len(b), 8)])}
+		return &ProtocolError{Kind: "version", Detail: "unsupported version " + quote(b[:8])}
 	}
 	if len(b) > 8 && b[8] != ' ' {
-		return &ProtocolError{Kind: "status line", Detail: "no single SP after version: " + quote(b[:min(len(b), 32)])}
+		return &ProtocolError{Kind: "status line", Detail: "no single SP after version: " + quote(b[:9])}
 	}
 	return nil
 }

@@ -124,9 +124,9 @@ func runScript(response []byte, chunk, rsize int, cfg *Config, req *Request) out
 
 // server is a scripted HTTP/1.1 peer on 127.0.0.1.
 type server struct {
-	ln   net.Listener
-	wg   sync.WaitGroup
-	mu   sync.Mutex
+	ln    net.Listener
+	wg    sync.WaitGroup
+	mu    sync.Mutex
 	conns []net.Conn
 }
 
@@ -233,7 +233,10 @@ func readRequest(br *bufio.Reader) ([]byte, error) {
 		}
 	}
 	if cl > 0 {
-		if _, err := io.CopyN(io.Discard, br, cl); err != nil {
+		b := make([]byte, cl)
+		n, err := io.ReadFull(br, b)
+		raw = append(raw, b[:n]...)
+		if err != nil {
 			return raw, err
 		}
 	}

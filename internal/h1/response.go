@@ -87,8 +87,8 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) er
 	case bodyInline:
 		resp.Body.inline = s[n : n+dataLen]
 		if trailerAt >= 0 && rawLen-trailerAt > 2 {
-			tspans, _ := parseFields(c.spans[:0], buffered[trailerAt:rawLen], 0, "trailer") // checked by scanChunked
-			c.spans = tspans
+			tspans, _ := parseFields(c.tspans[:0], buffered[trailerAt:rawLen], 0, "trailer") // checked by scanChunked
+			c.tspans = tspans
 			resp.Trailer = appendFields(nil, s[n+dataLen:], tspans)
 		}
 		c.r += rawLen
@@ -120,8 +120,8 @@ func (c *Conn) scanChunked(b []byte) (data, raw, trailerAt int, ok bool) {
 				return 0, 0, 0, false
 			}
 			if tn > 2 {
-				spans, err := parseFields(c.spans[:0], b[pos:pos+tn], 0, "trailer")
-				c.spans = spans
+				spans, err := parseFields(c.tspans[:0], b[pos:pos+tn], 0, "trailer")
+				c.tspans = spans
 				if err != nil {
 					return 0, 0, 0, false
 				}

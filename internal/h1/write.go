@@ -310,6 +310,7 @@ func (c *Conn) sendBody(req *Request, p *writePlan) error {
 		c.wdone = make(chan error, 1)
 	}
 	c.wrunning = true
+	c.wflushed.Store(false)
 	go func() { c.wdone <- c.stream(req, p) }()
 	return nil
 }
@@ -332,6 +333,7 @@ func (c *Conn) stream(req *Request, p *writePlan) error {
 		}
 		return err
 	}
+	c.wflushed.Store(true)
 	if req.HeadTimeout > 0 {
 		c.setReadDeadline(time.Now().Add(req.HeadTimeout))
 	}
@@ -378,7 +380,10 @@ func (c *Conn) streamLength(body io.Reader, n int64) error {
 			lw := &limitWriter{w: w, n: n}
 			_, err := body.(io.WriterTo).WriteTo(lw)
 			if lw.err != nil {
-				return lw.err
+				return c.copyErr(lw.err)
+			}
+			if lw.over {
+				return c.srcErr(fmt.Errorf("%w: body longer than declared", ErrBodyLength))
 			}
 			if err != nil {
 				return c.srcErr(fmt.Errorf("h1: reading request body: %w", err))
@@ -419,23 +424,31 @@ func (w writerOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
 
 // limitWriter passes at most n bytes; more is ErrBodyLength.
 type limitWriter struct {
-	w   io.Writer
-	n   int64
-	err error
+	w    io.Writer
+	n    int64
+	err  error // write error
+	over bool
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.n {
-		l.err = fmt.Errorf("%w: body longer than declared", ErrBodyLength)
-		return 0, l.err
+	over := int64(len(p)) > l.n
+	if over {
+		p = p[:l.n]
 	}
 	n, err := l.w.Write(p)
 	l.n -= int64(n)
 	if err != nil {
 		l.err = err
+		return n, err
 	}
-	return n, err
+	if over {
+		l.over = true
+		return n, errLimit
+	}
+	return n, nil
 }
+
+var errLimit = errors.New("h1: body longer than declared")
 
 // streamChunked sends body chunked: each read lands in the buffer after a
 // gap that then takes the chunk-size line, so data is never copied.
