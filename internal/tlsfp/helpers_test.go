@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/profile"
+	utls "github.com/refraction-networking/utls"
 )
 
 // testPKI is a CA and a leaf for "fp.test" and 127.0.0.1.
@@ -351,3 +352,5 @@ func echShapeOf(body []byte) (string, int) {
 	p := int(binary.BigEndian.Uint16(body[8+enc:]))
 	return fmt.Sprintf("type=%d kdf=%d aead=%d enc=%d", body[0], binary.BigEndian.Uint16(body[1:]), binary.BigEndian.Uint16(body[3:]), enc), p
 }
+
+type utlsClientSessionState = utls.ClientSessionState
