@@ -17,7 +17,7 @@ const (
 // to ParseClientHello when the hello fits in one record, and an internal copy
 // otherwise: do not modify that input while the ClientHello is in use. A
 // ClientHello is not modified by its methods and is safe for concurrent
-// reads.
+// reads. Build one with ParseClientHello; the zero value is an empty hello.
 type ClientHello struct {
 	RecordVersion   uint16 // version field of the first record header
 	RecordCount     int    // number of TLS records the hello spanned
@@ -67,7 +67,7 @@ type KeyShare struct {
 }
 
 // ALPS is the application_settings extension: Type is the code point used
-// (17513, the old one, or 17613, the one Chrome sends since 2025) and
+// (17513, the old one, or 17613, the one the recorded Chromium 156 sends) and
 // Protocols the protocols listed.
 type ALPS struct {
 	Type      uint16
