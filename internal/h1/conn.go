@@ -239,6 +239,11 @@ func (c *Conn) exchange(req *Request, plan *writePlan) (statusLine, int, error) 
 			}
 			continue
 		}
+		if st.code == 408 && c.requests > 1 && !plan.expect {
+			// A server that timed out the idle connection sends 408 and
+			// closes; it is no answer to this request (which it never read).
+			return st, n, fmt.Errorf("%w: 408 on a reused connection", ErrNoResponse)
+		}
 		return st, n, nil
 	}
 }
