@@ -133,4 +133,3 @@ func TestEchoRecordingsBuildProfile(t *testing.T) {
 		})
 	}
 }
-
