@@ -1,0 +1,105 @@
+package tlsfp
+
+import (
+	"context"
+	"crypto/rand"
+	"net"
+	"testing"
+
+	utls "github.com/refraction-networking/utls"
+)
+
+// TestBuildDoesNoParsing pins that per-connection work reuses the compiled
+// template: no recompilation, and a bounded number of allocations for the
+// fresh extension values.
+func TestBuildDoesNoParsing(t *testing.T) {
+	p := lookup(t, "chrome")
+	tpl, err := compiled(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compileMu.Lock()
+	before := compileCount
+	compileMu.Unlock()
+	g := newRNG(rand.Reader)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := compiled(p, nil); err != nil {
+			t.Fatal(err)
+		}
+		_ = tpl.build(g, "fp.test")
+	})
+	for i := 0; i < 20; i++ {
+		buildHello(t, "fp.test", &Config{Profile: p})
+	}
+	compileMu.Lock()
+	after := compileCount
+	compileMu.Unlock()
+	if after != before {
+		t.Errorf("building hellos compiled the profile %d more times", after-before)
+	}
+	// 19 extensions, a few with a cloned slice, the ECH bytes, the spec and
+	// the extension slice: about 30. A profile parse is in the hundreds.
+	const budget = 40
+	if allocs > budget {
+		t.Errorf("template.build allocates %v times, budget %d", allocs, budget)
+	}
+	t.Logf("template.build: %v allocs", allocs)
+}
+
+func BenchmarkBuild(b *testing.B) {
+	tpl, err := compiled(lookup(b, "chrome"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := newRNG(rand.Reader)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = tpl.build(g, "fp.test")
+	}
+}
+
+// BenchmarkHandshake runs full TLS 1.3 handshakes (X25519MLKEM768) over
+// loopback against a crypto/tls server in the same process: through
+// Handshake, and through uTLS directly with the same recorded hello
+// (fingerprinted per connection, since uTLS specs must not be shared).
+func BenchmarkHandshake(b *testing.B) {
+	s := newServer(b, nil)
+	p := lookup(b, "chrome")
+	pool := testCerts(b).pool
+	run := func(b *testing.B, hs func(nc net.Conn) (net.Conn, error)) {
+		b.ReportAllocs()
+		for b.Loop() {
+			nc, err := net.Dial("tcp", s.addr())
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := hs(nc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-s.hellos
+			c.Close()
+		}
+	}
+	b.Run("tlsfp", func(b *testing.B) {
+		cfg := &Config{Profile: p, RootCAs: pool}
+		run(b, func(nc net.Conn) (net.Conn, error) {
+			c, _, err := Handshake(context.Background(), nc, "fp.test", cfg)
+			return c, err
+		})
+	})
+	b.Run("utls", func(b *testing.B) {
+		run(b, func(nc net.Conn) (net.Conn, error) {
+			f := utls.Fingerprinter{AllowBluntMimicry: true}
+			spec, err := f.FingerprintClientHello(p.TLS.Hello)
+			if err != nil {
+				return nil, err
+			}
+			uc := utls.UClient(nc, &utls.Config{ServerName: "fp.test", RootCAs: pool}, utls.HelloCustom)
+			if err := uc.ApplyPreset(spec); err != nil {
+				return nil, err
+			}
+			return uc, uc.HandshakeContext(context.Background())
+		})
+	})
+}
