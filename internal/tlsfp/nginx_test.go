@@ -1,0 +1,142 @@
+package tlsfp
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
+)
+
+// startNginx runs nginx on a free 127.0.0.1 port with TLS 1.3 only and the
+// test certificate, and returns its address.
+func startNginx(t *testing.T) string {
+	bin := testpeer.Need(t, "nginx", "nginx-light")
+	dir := t.TempDir()
+	pki := testCerts(t)
+	for name, b := range map[string][]byte{"cert.pem": pki.certPEM, "key.pem": pki.keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	conf := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  server {
+    listen %[2]s ssl http2;
+    server_name fp.test;
+    ssl_certificate %[1]s/cert.pem;
+    ssl_certificate_key %[1]s/key.pem;
+    ssl_protocols TLSv1.3;
+    location / { return 200 "ok"; }
+  }
+}
+`, dir, addr)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-g", "daemon off;")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	// Wait until it accepts: bounded in tries and time.
+	for i := 0; i < 100; i++ {
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %v\n%s", err, log)
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("nginx did not start listening within 2s")
+	return ""
+}
+
+func TestNginx(t *testing.T) {
+	addr := startNginx(t)
+	pki := testCerts(t)
+	for _, name := range []string{"chrome", "firefox"} {
+		cache := NewSessionCache()
+		cfg := &Config{Profile: lookup(t, name), RootCAs: pki.pool, Sessions: cache, ALPN: []string{"http/1.1"}}
+		for i, wantResumed := range []bool{false, true} {
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			c, st, err := Handshake(ctx, nc, "fp.test", cfg)
+			cancel()
+			if err != nil {
+				t.Fatalf("%s #%d: %v", name, i, err)
+			}
+			if st.Version != tls.VersionTLS13 || st.ALPN != "http/1.1" || st.Resumed != wantResumed {
+				t.Errorf("%s #%d: state %+v, want TLS 1.3, http/1.1, resumed=%v", name, i, st, wantResumed)
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: fp.test\r\nConnection: close\r\n\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("%s #%d: %v", name, i, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			c.Close()
+			if resp.StatusCode != 200 || string(body) != "ok" {
+				t.Errorf("%s #%d: %d %q", name, i, resp.StatusCode, body)
+			}
+		}
+	}
+	// h2 offer: nginx picks h2.
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, st, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+	if err != nil || st.ALPN != "h2" || st.Group != X25519 && st.Group != X25519MLKEM768 {
+		t.Errorf("h2 offer: %v %+v", err, st)
+	}
+	if c != nil {
+		c.Close()
+	}
+}
