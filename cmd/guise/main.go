@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newServeCmd(),
 		newCaptureCmd(),
+		newProfilesCmd(),
 	)
 	return root
 }
