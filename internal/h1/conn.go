@@ -62,6 +62,7 @@ type Conn struct {
 	bufs  [3][]byte
 	lr    io.LimitedReader
 	wdone chan error
+	plan  writePlan // of the request in flight
 
 	requests int
 	gen      uint64 // bumped per request; a Body of an older request is stale
@@ -148,7 +149,8 @@ func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) erro
 	c.hs = blockScan{}
 	c.budget = c.lim.maxHeaderBytes
 
-	plan, err := c.prepare(req)
+	var err error
+	c.plan, err = c.prepare(req)
 	if err != nil {
 		return c.abort(err)
 	}
@@ -161,7 +163,7 @@ func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) erro
 		c.dmu.Unlock()
 		c.stop = context.AfterFunc(ctx, func() { c.cancel(ctx.Err()) })
 	}
-	st, n, err := c.exchange(req, &plan)
+	st, n, err := c.exchange(req, &c.plan)
 	if err != nil {
 		if c.wrunning {
 			c.joinWriter(true)

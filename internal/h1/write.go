@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -366,19 +367,16 @@ func (c *Conn) streamBuf() []byte {
 	return c.cbuf
 }
 
-// streamLength copies exactly n bytes of body. io.CopyBuffer keeps the
-// kernel paths: an *os.File source under sendfile, a WriterTo source, a
-// ReaderFrom connection.
+// streamLength copies exactly n bytes of body. An *os.File source goes
+// through the connection's ReadFrom (sendfile on TCP); a WriterTo source
+// writes through a limit; anything else is copied through the conn's
+// stream buffer (not io.Copy's fresh 32 KiB one).
 func (c *Conn) streamLength(body io.Reader, n int64) error {
-	c.lr = io.LimitedReader{R: body, N: n}
 	w := writerOnly{c.nc}
-	var src io.Reader = &c.lr
-	var dst io.Writer = c.nc
-	if _, ok := body.(io.WriterTo); ok {
-		if _, isFile := body.(interface{ Fd() uintptr }); !isFile {
-			// A WriterTo source writes through a limit instead.
+	if _, isFile := body.(*os.File); !isFile {
+		if wt, ok := body.(io.WriterTo); ok {
 			lw := &limitWriter{w: w, n: n}
-			_, err := body.(io.WriterTo).WriteTo(lw)
+			_, err := wt.WriteTo(lw)
 			if lw.err != nil {
 				return c.copyErr(lw.err)
 			}
@@ -394,7 +392,12 @@ func (c *Conn) streamLength(body io.Reader, n int64) error {
 			return nil
 		}
 	}
-	written, err := io.CopyBuffer(dst, src, c.streamBuf())
+	c.lr = io.LimitedReader{R: body, N: n}
+	var dst io.Writer = w
+	if _, isFile := body.(*os.File); isFile {
+		dst = c.nc
+	}
+	written, err := io.CopyBuffer(dst, &c.lr, c.streamBuf())
 	if err != nil {
 		return c.copyErr(err)
 	}
