@@ -42,14 +42,10 @@ func (e *encoder) setPeerTableSize(v uint32) {
 	if v == e.max && e.style.SizeUpdate == SizeUpdateOnChange {
 		return
 	}
-	if !e.update || v < e.minUpdate {
-		e.minUpdate = min(v, e.max)
-		if !e.update {
-			e.minUpdate = v
-			if v > e.max {
-				e.minUpdate = v
-			}
-		}
+	if !e.update {
+		e.minUpdate = v
+	} else {
+		e.minUpdate = min(e.minUpdate, v)
 	}
 	e.update = true
 	e.max = v
