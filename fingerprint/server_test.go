@@ -350,3 +350,52 @@ func (rr *responseReader) next(t *testing.T) []byte {
 	}
 	return b
 }
+
+func TestServerLimits(t *testing.T) {
+	s := startServer(t, &Server{MaxClientBytes: 64, MaxRecords: 2})
+	for i := range 3 {
+		head := "GET /api/fetch HTTP/1.1\r\nHost: fp.test\r\nX-Pad: " + strings.Repeat("p", 100) + "\r\n\r\n"
+		rawH1(t, s, i%2 == 0, head)
+	}
+	recs := waitRecords(t, s, func(r []*ConnRecord) bool { return len(r) == 2 && r[1].ID == 3 && r[1].Requests == 1 })
+	if recs[0].ID != 2 {
+		t.Fatalf("kept records %d and %d, want the newest two (2, 3)", recs[0].ID, recs[1].ID)
+	}
+	for _, r := range recs {
+		if len(r.ClientBytes) != 64 || !r.Truncated() || r.ClientBytesTotal <= 64 {
+			t.Errorf("#%d: kept %d of %d bytes", r.ID, len(r.ClientBytes), r.ClientBytesTotal)
+		}
+	}
+	// The head is cut off: the report says order and case are lost.
+	_, body := rawH1(t, s, true, "GET /api/all HTTP/1.1\r\nHost: fp.test\r\nX-Pad: "+strings.Repeat("p", 100)+"\r\n\r\n")
+	if rep := decodeReport(t, body); rep.HeadersSource != "net/http" || len(rep.Headers) == 0 {
+		t.Errorf("truncated head: source %q headers %v", rep.HeadersSource, rep.Headers)
+	}
+}
+
+func BenchmarkServerHTTP1Request(b *testing.B) {
+	s := &Server{}
+	if err := s.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c, err := net.Dial("tcp", s.ListenAddr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	head := []byte("GET /api/fetch HTTP/1.1\r\nHost: fp.test\r\nUser-Agent: bench\r\n\r\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Write(head); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
