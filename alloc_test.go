@@ -1,0 +1,154 @@
+package guise
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// cannedServer answers every request on a keep-alive connection with the
+// same bytes, allocating nothing per request, so that allocation counts
+// measure the client alone.
+type cannedServer struct {
+	ln   net.Listener
+	resp []byte
+	wg   sync.WaitGroup
+}
+
+func newCannedServer(t testing.TB, resp string) *cannedServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cannedServer{ln: ln, resp: []byte(resp)}
+	s.wg.Add(1)
+	go s.serve()
+	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
+	return s
+}
+
+func (s *cannedServer) URL() string { return "http://" + s.ln.Addr().String() + "/" }
+
+func (s *cannedServer) serve() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			buf := make([]byte, 64<<10)
+			var have int
+			for {
+				n, err := c.Read(buf[have:])
+				if err != nil {
+					return
+				}
+				have += n
+				for {
+					i := bytes.Index(buf[:have], []byte("\r\n\r\n"))
+					if i < 0 {
+						break
+					}
+					if _, err := c.Write(s.resp); err != nil {
+						return
+					}
+					have = copy(buf, buf[i+4:have])
+				}
+				if have == len(buf) {
+					return
+				}
+			}
+		}()
+	}
+}
+
+const smallResponse = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nDate: Sun, 29 Nov 2026 21:00:00 GMT\r\n\r\nHello, World!"
+
+// TestAllocsPerRequest holds the hot path's budget: Session.Do with a
+// reused Request, the body read into the caller's buffer, costs at most 2
+// allocations (the Response and the copy of its head).
+func TestAllocsPerRequest(t *testing.T) {
+	srv := newCannedServer(t, smallResponse)
+	var s Session
+	defer s.Close()
+	req := &Request{URL: srv.URL()}
+	buf := make([]byte, 512)
+	ctx := context.Background()
+	do := func() {
+		resp, err := s.Do(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, err := resp.Body.Read(buf)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp.Body.Close()
+	}
+	do()
+	if n := testing.AllocsPerRun(200, do); n > 2 {
+		t.Fatalf("%.1f allocations per request, budget 2", n)
+	}
+}
+
+func BenchmarkSessionDo(b *testing.B) {
+	srv := newCannedServer(b, smallResponse)
+	var s Session
+	defer s.Close()
+	req := &Request{URL: srv.URL()}
+	buf := make([]byte, 512)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := s.Do(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, err := resp.Body.Read(buf)
+			if err != nil {
+				break
+			}
+		}
+		resp.Body.Close()
+	}
+}
+
+func BenchmarkSessionDoParallel(b *testing.B) {
+	srv := newCannedServer(b, smallResponse)
+	tr := &Transport{MaxConnsPerHost: 16}
+	defer tr.Close()
+	s := &Session{Transport: tr}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(8) // 16 goroutines on 2 cores
+	b.RunParallel(func(pb *testing.PB) {
+		req := &Request{URL: srv.URL()}
+		buf := make([]byte, 512)
+		for pb.Next() {
+			resp, err := s.Do(ctx, req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for {
+				if _, err := resp.Body.Read(buf); err != nil {
+					break
+				}
+			}
+			resp.Body.Close()
+		}
+	})
+}

@@ -1,0 +1,157 @@
+package guise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/pool"
+	"golang.org/x/sync/singleflight"
+)
+
+// h2Conns holds a Transport's HTTP/2 connections per key. Browsers keep one
+// connection per origin and open another only when it is full or going
+// away; so does this.
+type h2Conns struct {
+	mu     sync.Mutex
+	conns  map[pool.Key][]*h2.ClientConn
+	known  map[pool.Key]bool // the origin negotiated h2 before
+	closed bool
+	dials  singleflight.Group
+}
+
+// h2Get returns a connection of key with a stream reserved, or nil.
+func (st *transportState) h2Get(key pool.Key) *conn {
+	hc := &st.h2s
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	list := hc.conns[key]
+	for i := 0; i < len(list); i++ {
+		cc := list[i]
+		if cc.Err() != nil {
+			list = append(list[:i], list[i+1:]...)
+			i--
+			continue
+		}
+		if cc.ReserveNewRequest() {
+			hc.conns[key] = list
+			return &conn{st: st, key: key, h2: cc, pooled: true}
+		}
+	}
+	if len(list) == 0 {
+		delete(hc.conns, key)
+	} else {
+		hc.conns[key] = list
+	}
+	return nil
+}
+
+func (st *transportState) h2Known(key pool.Key) bool {
+	st.h2s.mu.Lock()
+	defer st.h2s.mu.Unlock()
+	return st.h2s.known[key]
+}
+
+// h2Add keeps cc for later requests of key.
+func (st *transportState) h2Add(key pool.Key, cc *h2.ClientConn) {
+	hc := &st.h2s
+	hc.mu.Lock()
+	if hc.closed {
+		hc.mu.Unlock()
+		cc.Close()
+		return
+	}
+	if hc.conns == nil {
+		hc.conns = make(map[pool.Key][]*h2.ClientConn)
+		hc.known = make(map[pool.Key]bool)
+	}
+	hc.conns[key] = append(hc.conns[key], cc)
+	hc.known[key] = true
+	hc.mu.Unlock()
+}
+
+// h2Dial opens one more HTTP/2 connection for key, coalescing concurrent
+// callers onto one dial, and reserves a stream on it.
+func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options) (*conn, bool, error) {
+	for try := 0; try < 3; try++ {
+		ch := st.h2s.dials.DoChan(fmt.Sprint(key), func() (any, error) {
+			c, err := st.dialConn(context.WithoutCancel(ctx), key, o)
+			if err != nil {
+				return nil, err
+			}
+			if c.h2 != nil {
+				st.h2Add(key, c.h2)
+			}
+			// An origin that stopped offering h2 gives an HTTP/1.1
+			// connection, used once outside the pool's count.
+			return &dialResult{c: c}, nil
+		})
+		var res singleflight.Result
+		select {
+		case res = <-ch:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+		if res.Err != nil {
+			return nil, false, res.Err
+		}
+		dr := res.Val.(*dialResult)
+		if dr.claimed.CompareAndSwap(false, true) {
+			// The first caller to look takes the stream the dial reserved.
+			return dr.c, false, nil
+		}
+		if c := st.h2Get(key); c != nil {
+			return c, true, nil
+		}
+	}
+	return nil, false, errors.New("guise: no HTTP/2 connection could take the request")
+}
+
+// dialResult is a coalesced dial's connection; exactly one of the callers
+// that waited for it claims the stream the dial reserved.
+type dialResult struct {
+	c       *conn
+	claimed atomic.Bool
+}
+
+func (hc *h2Conns) take(all bool) []*h2.ClientConn {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	var out []*h2.ClientConn
+	for key, list := range hc.conns {
+		kept := list[:0]
+		for _, cc := range list {
+			if all || cc.Idle() {
+				out = append(out, cc)
+			} else {
+				kept = append(kept, cc)
+			}
+		}
+		if len(kept) == 0 {
+			delete(hc.conns, key)
+		} else {
+			hc.conns[key] = kept
+		}
+	}
+	if all {
+		hc.closed = true
+	}
+	return out
+}
+
+// close closes every HTTP/2 connection; streams in flight fail.
+func (hc *h2Conns) close() {
+	for _, cc := range hc.take(true) {
+		cc.Close()
+	}
+}
+
+// closeIdle closes the connections with no stream open.
+func (hc *h2Conns) closeIdle() {
+	for _, cc := range hc.take(false) {
+		cc.Close()
+	}
+}

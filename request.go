@@ -1,0 +1,173 @@
+package guise
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+// Request is one HTTP request. The zero Method means GET. A Request may be
+// reused for several calls, sequentially, when its Body is nil or
+// replayable; reuse skips parsing the URL again. A Request must not be
+// changed while a call that uses it is running.
+type Request struct {
+	Method string // "" means GET
+	URL    string // absolute http:// or https:// URL
+
+	// Header holds the caller's fields. They are merged into the profile's
+	// default headers: a field whose name matches a default replaces it in
+	// the default's position (in the caller's case); other fields follow the
+	// defaults, in the caller's order.
+	Header Header
+
+	// Body is the request body; nil means none. *bytes.Buffer,
+	// *bytes.Reader and *strings.Reader bodies have a known length and can be
+	// sent again (on a retry or a 307/308 redirect); an *os.File goes out
+	// through the kernel's copy path where the connection allows. Other
+	// readers are sent chunked unless ContentLength is set.
+	Body io.Reader
+	// ContentLength is the length of Body when Body is another kind of
+	// reader: 0 means unknown (sent chunked) unless Body is nil.
+	ContentLength int64
+
+	// Kind selects the profile's default headers: a top-level navigation
+	// (the zero value), a fetch() or a sub-resource.
+	Kind profile.RequestKind
+
+	// Per-request overrides of the Session's settings; zero values mean
+	// "as the Session says".
+	Profile            string
+	Proxy              string
+	Timeout            time.Duration
+	InsecureSkipVerify bool
+
+	// parsed caches what the URL parses to, for reuse.
+	parsed parsedURL
+}
+
+// parsedURL is a URL parsed into what the wire needs.
+type parsedURL struct {
+	raw       string // the URL this was parsed from
+	scheme    string // "http" or "https"
+	host      string // host without port, IPv6 without brackets
+	authority string // host[:port] as sent in Host / :authority
+	addr      string // host:port to dial
+	target    string // request-target: path?query
+}
+
+func (r *Request) method() string {
+	if r.Method == "" {
+		return "GET"
+	}
+	return r.Method
+}
+
+// parse parses r.URL once per distinct URL.
+func (r *Request) parse() (*parsedURL, error) {
+	if r.parsed.raw == r.URL && r.parsed.scheme != "" {
+		return &r.parsed, nil
+	}
+	p, err := parseURL(r.URL)
+	if err != nil {
+		return nil, err
+	}
+	r.parsed = p
+	return &r.parsed, nil
+}
+
+func parseURL(raw string) (parsedURL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return parsedURL{}, fmt.Errorf("%w: %v", ErrRefusedToSend, err)
+	}
+	var p parsedURL
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		p.scheme = "http"
+	case "https":
+		p.scheme = "https"
+	default:
+		return parsedURL{}, fmt.Errorf("%w %q", ErrUnsupportedScheme, u.Scheme)
+	}
+	if u.Host == "" {
+		return parsedURL{}, fmt.Errorf("%w: no host in URL", ErrRefusedToSend)
+	}
+	p.host = u.Hostname()
+	if !validHost(p.host) {
+		return parsedURL{}, fmt.Errorf("%w: invalid host %q", ErrRefusedToSend, p.host)
+	}
+	port := u.Port()
+	def := "80"
+	if p.scheme == "https" {
+		def = "443"
+	}
+	if port == "" {
+		port = def
+	}
+	p.addr = net.JoinHostPort(p.host, port)
+	p.authority = u.Host
+	if u.Port() == def {
+		// Browsers never send the default port.
+		p.authority = strings.TrimSuffix(u.Host, ":"+def)
+	}
+	p.target = u.EscapedPath()
+	if p.target == "" {
+		p.target = "/"
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		p.target += "?" + u.RawQuery
+	}
+	p.raw = raw
+	return p, nil
+}
+
+// validHost accepts a DNS name or IP literal and nothing that could break
+// out of a Host header or request line.
+func validHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c <= ' ' || c == 0x7f || c == '/' || c == '\\' || c == '@' || c == '?' || c == '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// validMethod reports whether m is a token.
+func validMethod(m string) bool { return fields.ValidName(m) }
+
+// body describes how a request body goes on the wire and whether it can be
+// sent again.
+type body struct {
+	r      io.Reader
+	bytes  []byte // when the whole body is at hand
+	length int64  // -1 unknown
+}
+
+// requestBody inspects r.Body. It reads nothing.
+func (r *Request) body() (body, bool) {
+	switch b := r.Body.(type) {
+	case nil:
+		return body{length: 0}, true
+	case *bytes.Buffer:
+		return body{bytes: b.Bytes(), length: int64(b.Len())}, true
+	case *bytes.Reader:
+		return body{r: b, length: int64(b.Len())}, false
+	case *strings.Reader:
+		return body{r: b, length: int64(b.Len())}, false
+	}
+	if r.ContentLength > 0 {
+		return body{r: r.Body, length: r.ContentLength}, false
+	}
+	return body{r: r.Body, length: -1}, false
+}

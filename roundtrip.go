@@ -1,0 +1,260 @@
+package guise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/guise-http/guise/internal/h1"
+	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/profile"
+)
+
+// roundTrip sends req once over a connection of st and returns the
+// response head. It retries once, on a new connection, a replayable request
+// whose reused connection turned out to be closed by the server.
+func (st *transportState) roundTrip(ctx context.Context, req *Request, o *options) (*Response, error) {
+	method := req.method()
+	if !validMethod(method) {
+		return nil, fmt.Errorf("%w: invalid method %q", ErrRefusedToSend, method)
+	}
+	u, err := req.parse()
+	if err != nil {
+		return nil, err
+	}
+	b, replayable := req.body()
+	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Proxy: o.proxy, Profile: o.profile.p.Name, TLS: o.tlsID()}
+
+	resp := &Response{}
+	resp.h1.Header = resp.hdr[:0]
+	for attempt := 0; ; attempt++ {
+		c, reused, err := st.getConn(ctx, key, o)
+		if err != nil {
+			return nil, err
+		}
+		if c.h2 != nil {
+			err := st.roundTripH2(ctx, c, req, u, b, o, resp)
+			if err == nil {
+				return resp, nil
+			}
+			if attempt == 0 && (replayable || b.r == nil) && h2.CanRetry(err) && ctx.Err() == nil {
+				continue
+			}
+			return nil, classify(ctx, err)
+		}
+		r := &c.req
+		r.Method = method
+		r.Target = u.target
+		r.Header, err = o.profile.h1Header(r.Header[:0], req.Kind, u.authority, req.Header)
+		if err != nil {
+			c.abandon()
+			return nil, err
+		}
+		r.Body, r.BodyBytes, r.ContentLength = b.r, b.bytes, b.length
+		r.HeadTimeout, r.BodyIdleTimeout = st.headTO, st.bodyTO
+		err = c.h1.RoundTrip(ctx, r, &resp.h1)
+		// The request is written; drop references to the caller's data.
+		r.Body, r.BodyBytes, r.Header = nil, nil, r.Header[:0]
+		if err == nil {
+			resp.fill(method)
+			return resp, nil
+		}
+		// RoundTrip closed the connection and will not call Release.
+		c.abandon()
+		if reused && attempt == 0 && (replayable || idempotent(method) && b.r == nil) && errors.Is(err, h1.ErrNoResponse) && ctx.Err() == nil {
+			continue
+		}
+		return nil, classify(ctx, err)
+	}
+}
+
+// roundTripH2 sends req on a stream of c, whose slot getConn reserved.
+func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request, u *parsedURL, b body, o *options, resp *Response) error {
+	kind := req.Kind
+	if kind == 0 {
+		kind = profile.Navigate
+	}
+	r := &resp.h2req
+	*r = h2.Request{
+		Method:          req.method(),
+		Scheme:          u.scheme,
+		Authority:       u.authority,
+		Path:            u.target,
+		Body:            b.r,
+		BodyBytes:       b.bytes,
+		ContentLength:   b.length,
+		HeadTimeout:     st.headTO,
+		BodyIdleTimeout: st.bodyTO,
+	}
+	if int(kind) < kindCount {
+		r.Priority = o.profile.prio[kind]
+	}
+	var err error
+	r.Header, err = o.profile.h2Header(resp.hdr[:0], kind, req.Header, b.length)
+	if err != nil {
+		return err
+	}
+	hr, err := c.h2.RoundTrip(ctx, r)
+	if err != nil {
+		return err
+	}
+	resp.fillH2(hr)
+	return nil
+}
+
+// abandon gives up a connection the h1 engine will not release: closed, or
+// never used.
+func (c *conn) abandon() {
+	if c.h2 != nil {
+		return // the stream failed; the connection decides its own fate
+	}
+	c.h1.Close()
+	if c.pooled {
+		c.st.pool.Drop(c.key)
+	}
+}
+
+func idempotent(m string) bool {
+	switch m {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
+// classify turns an engine error into the error callers test for.
+func classify(ctx context.Context, err error) error {
+	var te *h1.TimeoutError
+	var te2 *h2.TimeoutError
+	switch {
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	case errors.As(err, &te):
+		ph := PhaseHead
+		if te.Phase == h1.PhaseBodyIdle {
+			ph = PhaseBodyIdle
+		}
+		return &TimeoutError{Phase: ph, Err: err}
+	case errors.As(err, &te2):
+		ph := PhaseHead
+		if te2.Phase != "head" {
+			ph = PhaseBodyIdle
+		}
+		return &TimeoutError{Phase: ph, Err: err}
+	}
+	return err
+}
+
+// do runs one request with its options and wraps any error in *Error.
+func do(ctx context.Context, st *transportState, req *Request, o *options, timeout time.Duration) (*Response, error) {
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	resp, err := st.roundTrip(ctx, req, o)
+	if err != nil {
+		if cancel != nil {
+			cancel()
+		}
+		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
+			err = &TimeoutError{Phase: PhaseTotal, Err: err}
+		}
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	resp.body.cancel = cancel
+	resp.body.op = opName(req.method())
+	resp.body.url = req.URL
+	resp.body.timeout = timeout > 0
+	return resp, nil
+}
+
+// opName is the method as net/http's url.Error.Op spells it: "Get", "Post".
+func opName(m string) string {
+	switch m {
+	case "GET":
+		return "Get"
+	case "POST":
+		return "Post"
+	case "HEAD":
+		return "Head"
+	case "PUT":
+		return "Put"
+	case "DELETE":
+		return "Delete"
+	}
+	if len(m) > 1 {
+		return m[:1] + strings.ToLower(m[1:])
+	}
+	return m
+}
+
+// responseBody is Response.Body: the engine's body plus what the request's
+// lifetime needs (its timeout's cancel) and error wrapping.
+type responseBody struct {
+	r       io.ReadCloser
+	cancel  context.CancelFunc
+	op, url string
+	timeout bool
+	done    bool
+}
+
+func (b *responseBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil {
+		err = b.finish(err)
+	}
+	return n, err
+}
+
+// WriteTo copies the body to w without an intermediate buffer of the
+// caller's (io.Copy uses it).
+func (b *responseBody) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	var err error
+	if wt, ok := b.r.(io.WriterTo); ok {
+		n, err = wt.WriteTo(w)
+	} else {
+		n, err = io.Copy(w, struct{ io.Reader }{b.r})
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	if err = b.finish(err); err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// Close closes the body: an unfinished one is drained (up to the
+// Transport's DrainLimit) so its connection can be reused, or closed.
+func (b *responseBody) Close() error {
+	err := b.r.Close()
+	b.finish(io.EOF)
+	return err
+}
+
+func (b *responseBody) finish(err error) error {
+	if !b.done {
+		b.done = true
+		if b.cancel != nil {
+			defer b.cancel()
+		}
+	}
+	if err == io.EOF {
+		return err
+	}
+	var te *h1.TimeoutError
+	var te2 *h2.TimeoutError
+	switch {
+	case errors.As(err, &te), errors.As(err, &te2):
+		err = &TimeoutError{Phase: PhaseBodyIdle, Err: err}
+	case b.timeout && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)):
+		err = &TimeoutError{Phase: PhaseTotal, Err: err}
+	}
+	return &Error{Op: b.op, URL: redact(b.url), Err: err}
+}

@@ -1,0 +1,78 @@
+package guise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/internal/tlsfp"
+)
+
+// TrustStore chooses the root certificates used to verify servers.
+type TrustStore = tlsfp.TrustStore
+
+// Trust stores. Each is built once per process and cached.
+const (
+	TrustMozilla = tlsfp.Mozilla // Mozilla's roots, embedded in the binary (the default)
+	TrustSystem  = tlsfp.System  // the operating system's roots
+	TrustBoth    = tlsfp.Both    // both
+)
+
+// TLS errors, re-exported for errors.Is and errors.As.
+type (
+	// CertificateError reports that the server's certificate failed
+	// verification; errors.As reaches the crypto/x509 error inside.
+	CertificateError = tlsfp.CertificateError
+	// HandshakeError is any failure of the TLS handshake.
+	HandshakeError = tlsfp.HandshakeError
+)
+
+var (
+	// ErrPlainHTTP: an https:// URL reached a server that speaks plain HTTP.
+	ErrPlainHTTP = tlsfp.ErrPlainHTTP
+	// ErrDowngrade: the server's hello carried the TLS 1.3 downgrade canary.
+	ErrDowngrade = tlsfp.ErrDowngrade
+)
+
+// tlsID names the TLS options for the pool key: connections verified
+// differently are never shared.
+func (o *options) tlsID() string {
+	if o.insecure {
+		return "insecure"
+	}
+	if o.rootCAs != nil {
+		return fmt.Sprintf("roots:%p", o.rootCAs)
+	}
+	return o.trust.String()
+}
+
+// handshake runs the profile's TLS handshake over nc, bounded by the
+// Transport's TLSHandshakeTimeout.
+func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.Key, o *options) (net.Conn, tlsfp.State, error) {
+	host, _, err := net.SplitHostPort(key.Addr)
+	if err != nil {
+		nc.Close()
+		return nil, tlsfp.State{}, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, st.tlsTO)
+	defer cancel()
+	cfg := tlsfp.Config{
+		Profile:            o.profile.p,
+		RootCAs:            o.rootCAs,
+		TrustStore:         o.trust,
+		InsecureSkipVerify: o.insecure,
+	}
+	if !o.isolated {
+		cfg.Sessions = st.sessions
+	}
+	tc, state, err := tlsfp.Handshake(hctx, nc, host, &cfg)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = &TimeoutError{Phase: PhaseTLS, Err: err}
+		}
+		return nil, state, err
+	}
+	return tc, state, nil
+}

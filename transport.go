@@ -1,0 +1,260 @@
+package guise
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/guise-http/guise/internal/h1"
+	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/internal/tlsfp"
+)
+
+// Transport is a pool of connections that several Sessions may share. It
+// holds connections, never cookies: each Session keeps its own jar. A
+// connection is shared only by requests whose origin, proxy (and its
+// credentials), profile and TLS options are all equal.
+//
+// The zero value is ready to use. Fields are read at first use and must not
+// change afterwards. A Transport is safe for concurrent use. Close releases
+// its connections; a Transport that becomes unreachable without Close is
+// closed by a cleanup when garbage-collected.
+type Transport struct {
+	// Profile is the browser profile of Sessions that do not name one;
+	// "" means profile.Default.
+	Profile string
+
+	// MaxConnsPerHost caps the HTTP/1.1 connections per origin (and per
+	// proxy, profile and TLS options); 0 means 6, as browsers do.
+	MaxConnsPerHost int
+	// MaxIdleConnsPerHost caps idle connections kept per origin; 0 means
+	// MaxConnsPerHost.
+	MaxIdleConnsPerHost int
+	// IdleConnTimeout closes a connection idle for longer; 0 means 90s.
+	IdleConnTimeout time.Duration
+
+	// DialTimeout bounds the TCP connect; 0 means 30s.
+	DialTimeout time.Duration
+	// TLSHandshakeTimeout bounds the TLS handshake; 0 means 10s.
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response head after the
+	// request was written; 0 means no limit but the request's Timeout.
+	ResponseHeaderTimeout time.Duration
+	// BodyIdleTimeout bounds the wait for each read of the response body
+	// to make progress; 0 means no limit but the request's Timeout.
+	BodyIdleTimeout time.Duration
+
+	// MaxResponseHeaderBytes caps the response head; 0 means 10 MiB.
+	MaxResponseHeaderBytes int
+	// DrainLimit is how much of an unread body Close reads to keep the
+	// connection; 0 means 256 KiB.
+	DrainLimit int64
+
+	// DialContext, if set, opens TCP connections instead of a net.Dialer.
+	// It receives the host:port of the origin (or proxy).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	once  sync.Once
+	state *transportState
+}
+
+// transportState is what a Transport owns. It is separate from Transport so
+// that the GC cleanup can close it without keeping the Transport alive.
+type transportState struct {
+	pool     pool.Pool[*conn]
+	h1       h1.Config
+	sessions *tlsfp.SessionCache // TLS tickets, shared within this Transport only
+	h2s      h2Conns
+	dialer net.Dialer
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	tlsTO  time.Duration
+	headTO time.Duration
+	bodyTO time.Duration
+	closed sync.Once
+}
+
+func (t *Transport) init() *transportState {
+	t.once.Do(func() {
+		st := &transportState{sessions: tlsfp.NewSessionCache()}
+		st.pool.MaxPerKey = t.MaxConnsPerHost
+		st.pool.MaxIdlePerKey = t.MaxIdleConnsPerHost
+		st.pool.IdleTimeout = t.IdleConnTimeout
+		st.h1.MaxHeaderBytes = t.MaxResponseHeaderBytes
+		st.h1.DrainLimit = t.DrainLimit
+		st.dialer.Timeout = orDefault(t.DialTimeout, 30*time.Second)
+		st.dialer.KeepAlive = 30 * time.Second
+		st.dial = t.DialContext
+		if st.dial == nil {
+			st.dial = st.dialer.DialContext
+		}
+		st.tlsTO = orDefault(t.TLSHandshakeTimeout, 10*time.Second)
+		st.headTO = t.ResponseHeaderTimeout
+		st.bodyTO = t.BodyIdleTimeout
+		t.state = st
+		runtime.AddCleanup(t, func(st *transportState) { st.close() }, st)
+	})
+	return t.state
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Close closes idle connections and makes the Transport refuse new
+// requests. Responses being read finish; their connections are closed
+// afterwards instead of kept.
+func (t *Transport) Close() error {
+	t.init().close()
+	return nil
+}
+
+// CloseIdleConnections closes the connections not in use now.
+func (t *Transport) CloseIdleConnections() {
+	st := t.init()
+	st.pool.CloseIdle()
+	st.h2s.closeIdle()
+}
+
+func (st *transportState) close() {
+	st.closed.Do(func() {
+		st.pool.Close()
+		st.h2s.close()
+	})
+}
+
+// options are the settings one request runs with, resolved from the
+// Request, the Session and the Transport.
+type options struct {
+	profile  *compiled
+	proxy    string
+	insecure bool
+	rootCAs  *x509.CertPool
+	trust    TrustStore
+	isolated bool // no pool: a new connection per request, closed after
+}
+
+// conn is one connection: HTTP/1.1 (pooled one request at a time) or
+// HTTP/2 (shared by concurrent requests).
+type conn struct {
+	st     *transportState
+	key    pool.Key
+	h1     *h1.Conn
+	h2     *h2.ClientConn
+	req    h1.Request // reused: one request at a time per HTTP/1.1 conn
+	pooled bool       // false for isolated calls
+}
+
+func (c *conn) Close() error {
+	if c.h2 != nil {
+		return c.h2.Close()
+	}
+	return c.h1.Close()
+}
+
+// onRelease is called by the h1 engine when a request is over.
+func (c *conn) onRelease(_ *h1.Conn, reusable bool) {
+	switch {
+	case !c.pooled:
+		c.h1.Close()
+	case reusable:
+		c.st.pool.Put(c.key, c)
+	default:
+		c.st.pool.Drop(c.key)
+	}
+}
+
+// getConn returns a connection for key: an HTTP/2 connection with a stream
+// reserved, a pooled idle HTTP/1.1 one, or a new one.
+func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options) (*conn, bool, error) {
+	if o.isolated {
+		c, err := st.dialConn(ctx, key, o)
+		return c, false, err
+	}
+	if key.Scheme == "https" {
+		if c := st.h2Get(key); c != nil {
+			return c, true, nil
+		}
+		if st.h2Known(key) {
+			return st.h2Dial(ctx, key, o)
+		}
+	}
+	c, ok, err := st.pool.Get(ctx, key)
+	if err != nil {
+		if errors.Is(err, pool.ErrClosed) {
+			err = ErrClosed
+		}
+		return nil, false, err
+	}
+	if ok {
+		return c, true, nil
+	}
+	c, err = st.dialConn(ctx, key, o)
+	if err != nil {
+		st.pool.Drop(key)
+		return nil, false, err
+	}
+	if c.h2 != nil {
+		// The slot was for an HTTP/1.1 connection; HTTP/2 ones live apart.
+		st.pool.Drop(key)
+		st.h2Add(key, c.h2)
+		return c, false, nil
+	}
+	c.pooled = true
+	return c, false, nil
+}
+
+// dialConn opens a connection for key: TCP, then for https TLS with the
+// profile's ClientHello, and HTTP/2 when ALPN picks it.
+func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options) (*conn, error) {
+	if o.proxy != "" {
+		return nil, fmt.Errorf("guise: proxies are not supported yet (%q)", redact(o.proxy))
+	}
+	nc, err := st.dial(ctx, "tcp", key.Addr)
+	if err != nil {
+		if ctx.Err() == nil && isTimeout(err) {
+			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
+		}
+		return nil, err
+	}
+	c := &conn{st: st, key: key}
+	if key.Scheme == "https" {
+		tc, state, err := st.handshake(ctx, nc, key, o)
+		if err != nil {
+			return nil, err
+		}
+		if state.ALPN == "h2" {
+			cc, err := h2.NewClientConn(tc, o.profile.h2)
+			if err != nil {
+				tc.Close()
+				return nil, err
+			}
+			if !cc.ReserveNewRequest() {
+				cc.Close()
+				return nil, errors.New("guise: new HTTP/2 connection refused a first stream")
+			}
+			if o.isolated {
+				cc.OnIdle(func(cc *h2.ClientConn) { cc.Close() })
+			}
+			c.h2 = cc
+			return c, nil
+		}
+		nc = tc
+	}
+	c.h1 = h1.NewConn(nc, &st.h1)
+	c.h1.SetRelease(c.onRelease)
+	return c, nil
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
