@@ -28,7 +28,7 @@ type Response struct {
 	h2req h2.Request
 	h2    *h2.Response
 	body  responseBody
-	hdr  [16]Field // backs Header for heads of up to 16 fields
+	hdr   [16]Field // backs Header for heads of up to 16 fields
 }
 
 // fill copies what the engine parsed into the public fields.

@@ -71,12 +71,12 @@ type transportState struct {
 	h1       h1.Config
 	sessions *tlsfp.SessionCache // TLS tickets, shared within this Transport only
 	h2s      h2Conns
-	dialer net.Dialer
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
-	tlsTO  time.Duration
-	headTO time.Duration
-	bodyTO time.Duration
-	closed sync.Once
+	dialer   net.Dialer
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	tlsTO    time.Duration
+	headTO   time.Duration
+	bodyTO   time.Duration
+	closed   sync.Once
 }
 
 func (t *Transport) init() *transportState {
