@@ -38,23 +38,26 @@ func Markdown(w io.Writer, m Meta, results []Result) error {
 	}
 	fmt.Fprintln(bw, "| scenario | client | throughput | ×net/http | CPU µs/req | ×net/http | allocs/req | ×net/http | conns (limit) |")
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
-	for i := 0; i < len(results); {
-		j := i
-		for j < len(results) && results[j].Scenario.Name == results[i].Scenario.Name {
-			j++
+	var names []string
+	groups := map[string][]*Result{}
+	for i := range results {
+		n := results[i].Scenario.Name
+		if groups[n] == nil {
+			names = append(names, n)
 		}
-		group := results[i:j]
+		groups[n] = append(groups[n], &results[i])
+	}
+	for _, n := range names {
 		var base *Summary
-		for k := range group {
-			if group[k].Client == "net/http" && group[k].Err == nil && len(group[k].Samples) > 0 {
-				s := group[k].Summarize()
+		for _, r := range groups[n] {
+			if r.Client == "net/http" && len(r.Samples) > 0 {
+				s := r.Summarize()
 				base = &s
 			}
 		}
-		for k := range group {
-			writeRow(bw, &group[k], base)
+		for _, r := range groups[n] {
+			writeRow(bw, r, base)
 		}
-		i = j
 	}
 	fmt.Fprintln(bw)
 	writeChecks(bw, results)

@@ -6,7 +6,6 @@
 package peer
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"io"
@@ -119,24 +118,44 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// chunked answers with n body bytes in chunked framing, written in pieces
-// of at most streamPiece bytes, each flushed as its own chunk.
+// chunked answers with n body bytes in chunked framing, one chunk per
+// streamPiece bytes, each flushed to the connection as it is written.
 func (s *Server) chunked(ctx *fasthttp.RequestCtx, n int) {
 	ctx.SetContentType("application/octet-stream")
-	blob := s.blob[:n]
-	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		for len(blob) > 0 {
-			k := min(len(blob), streamPiece)
-			if _, err := w.Write(blob[:k]); err != nil {
-				return
-			}
-			if err := w.Flush(); err != nil {
-				return
-			}
-			blob = blob[k:]
-		}
-	})
+	ctx.SetBodyStream(&pieces{b: s.blob[:n]}, -1)
 }
+
+// pieces reads b in streamPiece pieces. fasthttp frames each Write of its
+// WriteTo as one chunk.
+type pieces struct {
+	b []byte
+}
+
+func (p *pieces) Read(dst []byte) (int, error) {
+	if len(p.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(dst[:min(len(dst), streamPiece)], p.b)
+	p.b = p.b[n:]
+	return n, nil
+}
+
+func (p *pieces) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for len(p.b) > 0 {
+		k := min(len(p.b), streamPiece)
+		n, err := w.Write(p.b[:k])
+		total += int64(n)
+		p.b = p.b[n:]
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// SupportsBodyWriteTo tells fasthttp that WriteTo may replace Read.
+func (p *pieces) SupportsBodyWriteTo() bool { return true }
 
 // countingListener counts the connections it accepts.
 type countingListener struct {

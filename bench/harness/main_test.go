@@ -1,0 +1,19 @@
+package harness
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks for leaked goroutines, but for fasthttp's cleaners: they
+// sleep for seconds before they see that their client or server is gone,
+// and end by themselves.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
+	)
+}

@@ -1,0 +1,58 @@
+package harness
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample(ops int64, wall time.Duration, cpu time.Duration, mallocs uint64, bytes int64) Sample {
+	return Sample{Ops: ops, Wall: wall, CPU: cpu, Mallocs: mallocs, Bytes: bytes}
+}
+
+func TestMarkdown(t *testing.T) {
+	small := Scenario{Name: "small-c1", Conc: 1, Want: 100}
+	up32 := Scenario{Name: "upload-32m", Conc: 1, Upload: Upload32M, Bytes: true}
+	up64 := Scenario{Name: "upload-64m", Conc: 1, Upload: Upload64M, Bytes: true}
+	fb := Scenario{Name: "first-byte-close", Conc: 4, Mode: FirstByte, Want: 1, Count: 10000}
+	results := []Result{
+		{Scenario: small, Client: "guise", Conns: 1, Samples: []Sample{
+			sample(2000, time.Second, 20*time.Millisecond, 16000, 0),
+			sample(1000, time.Second, 10*time.Millisecond, 8000, 0), // median
+			sample(500, time.Second, 5*time.Millisecond, 4000, 0),
+		}},
+		{Scenario: small, Client: "net/http", Conns: 1, Samples: []Sample{
+			sample(500, time.Second, 20*time.Millisecond, 20000, 0),
+		}},
+		{Scenario: small, Client: "tls-client", Err: errors.New("boom | bad")},
+		{Scenario: up32, Client: "guise", Conns: 1, Samples: []Sample{sample(10, time.Second, time.Second, 10, 10*Upload32M)}},
+		{Scenario: up64, Client: "guise", Conns: 1, Samples: []Sample{sample(4, time.Second, time.Second, 10, 4*Upload64M)}},
+		{Scenario: up32, Client: "net/http", Conns: 1, Samples: []Sample{sample(10, time.Second, time.Second, 10, 10*Upload32M)}},
+		{Scenario: up64, Client: "net/http", Conns: 1, Samples: []Sample{sample(5, time.Second, time.Second, 10, 5*Upload64M)}},
+		{Scenario: fb, Client: "guise", Conns: 4, Samples: []Sample{sample(5000, time.Second, 0, 0, 5000), sample(5000, time.Second, 0, 0, 5000)}},
+	}
+	var b strings.Builder
+	if err := Markdown(&b, Meta{Command: "go run ./compare", Date: time.Date(2026, 11, 29, 23, 5, 0, 0, time.UTC), Rounds: 3}, results); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"command: `go run ./compare`",
+		"2026-11-29 23:05 UTC",
+		// guise: median 1000 req/s = 2× net/http's 500; 10 µs vs 40 µs;
+		// 8 allocs vs 40.
+		"| small-c1 | guise | 1000 req/s | 2.00 | 10.0 | 0.25 | 8.0 | 0.20 | 1 (1) |",
+		"| small-c1 | net/http | 500 req/s | 1.00 | 40.0 | 1.00 | 40.0 | 1.00 | 1 (1) |",
+		`| small-c1 | tls-client | error: boom \| bad |`,
+		"| upload-32m | guise | 336 MB/s | 1.00 |",
+		"| upload-64m | guise | 268 MB/s | 0.80 | 250000.0 | 1.25 | 2.5 | 1.25 | 1 (1) |",
+		"- guise: 2.50 TOO HIGH (> 2.2)",
+		"- net/http: 2.00 ok (<= 2.2)",
+		"- guise: 4 connections for 10000 requests, pool size 4",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
