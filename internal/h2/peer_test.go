@@ -3,8 +3,8 @@ package h2
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"testing"

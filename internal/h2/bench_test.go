@@ -1,0 +1,185 @@
+package h2
+
+import (
+	"context"
+	"io"
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/guise-http/guise/internal/fields"
+)
+
+// loopback starts fp on a 127.0.0.1 listener and returns a ClientConn to it.
+func loopback(tb testing.TB, fp *fastPeer, cfg *Config) *ClientConn {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := ln.Accept()
+		ln.Close()
+		if err == nil {
+			fp.serve(c)
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cc, err := NewClientConn(nc, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cc.Close()
+		wg.Wait()
+	})
+	return cc
+}
+
+func benchRequest() *Request {
+	req := get("/bench")
+	req.Header = chromeNav
+	req.Priority = Priority{Send: true, Exclusive: true, Weight: 256, Dep: DepLatestOpen}
+	return req
+}
+
+func doGet(tb testing.TB, cc *ClientConn, req *Request, buf []byte) {
+	resp, err := cc.RoundTrip(context.Background(), req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		_, err := resp.Body.Read(buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	resp.Body.Close()
+}
+
+// BenchmarkParallelGET runs 16 concurrent small GETs on one connection.
+func BenchmarkParallelGET(b *testing.B) {
+	cc := loopback(b, newFastPeer(2), chromeConfig())
+	req := benchRequest()
+	b.ReportAllocs()
+	b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 512)
+		for pb.Next() {
+			doGet(b, cc, req, buf)
+		}
+	})
+}
+
+// BenchmarkDownload8MiB downloads an 8 MiB body with Chromium's windows.
+func BenchmarkDownload8MiB(b *testing.B) {
+	cc := loopback(b, newFastPeer(8<<20), chromeConfig())
+	req := benchRequest()
+	buf := make([]byte, 32<<10)
+	b.SetBytes(8 << 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		doGet(b, cc, req, buf)
+	}
+}
+
+// TestAllocsPerRequest pins the allocations of one small GET, client and
+// in-process server together.
+func TestAllocsPerRequest(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	cc := loopback(t, newFastPeer(2), chromeConfig())
+	req := benchRequest()
+	buf := make([]byte, 512)
+	doGet(t, cc, req, buf)
+	n := testing.AllocsPerRun(200, func() { doGet(t, cc, req, buf) })
+	t.Logf("%.1f allocs per request", n)
+	if n > allocBudget {
+		t.Fatalf("%.1f allocs per request, budget %d", n, allocBudget)
+	}
+}
+
+// TestSlowReadersBounded opens 16 streams of 8 MiB each and reads none: the
+// bytes buffered stay within the connection receive window.
+func TestSlowReadersBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, s := net.Pipe()
+		fp := newFastPeer(8 << 20)
+		done := make(chan struct{})
+		go func() { fp.serve(s); close(done) }()
+		cfg := chromeConfig()
+		cc, err := NewClientConn(c, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resps []*Response
+		for range 16 {
+			resp, err := cc.RoundTrip(context.Background(), &Request{Method: "GET", Scheme: "https",
+				Authority: "a", Path: "/", Header: fields.Header{{Name: "accept", Value: "*/*"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resps = append(resps, resp)
+		}
+		synctest.Wait()
+		cc.mu.Lock()
+		buffered := 0
+		for _, st := range cc.streams {
+			buffered += st.data.len()
+		}
+		limit := int(cc.recvMax)
+		cc.mu.Unlock()
+		t.Logf("buffered %d bytes for 16 unread 8 MiB streams (connection window %d)", buffered, limit)
+		if buffered > limit || buffered < limit/2 {
+			t.Fatalf("buffered %d, connection window %d", buffered, limit)
+		}
+		// Slow readers finish: every stream reads its 8 MiB while the
+		// buffered total stays within the connection window.
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for _, r := range resps {
+			wg.Go(func() {
+				buf := make([]byte, 4096)
+				n := 0
+				for {
+					k, err := r.Body.Read(buf)
+					n += k
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					if n%(1<<20) < 4096 {
+						time.Sleep(time.Millisecond) // slow
+					}
+				}
+				if n != 8<<20 {
+					errs <- io.ErrShortBuffer
+				}
+				r.Body.Close()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		cc.Close()
+		<-done
+	})
+}
