@@ -29,6 +29,8 @@ func newRootCmd() *cobra.Command {
 	}
 	// Each subcommand lives in its own file; add it here.
 	root.AddCommand(
+		newFingerprintCmd(),
+		newGetCmd(),
 		newServeCmd(),
 		newCaptureCmd(),
 		newProfilesCmd(),
