@@ -117,6 +117,9 @@ func main() {
 	ff.OS = profile.Linux
 	ff.Name = profile.CanonicalName(ff.Browser, ff.Version, ff.OS)
 	ff.Recorded = true
+	// Firefox's GREASE ECH uses AES-128-GCM or ChaCha20-Poly1305 (the two
+	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
+	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json)" + h1Note
 	addH1(ff, firefoxH1)
 	out = append(out, ff)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -64,11 +65,12 @@ type wireProfile struct {
 }
 
 type wireTLS struct {
-	Hello             string `json:"hello"`
-	HelloHTTP1        string `json:"hello_http1,omitempty"`
-	HelloResumed      string `json:"hello_resumed,omitempty"`
-	ShuffleExtensions bool   `json:"shuffle_extensions"`
-	ECHPayloadLengths []int  `json:"ech_payload_lengths,omitempty"`
+	Hello             string   `json:"hello"`
+	HelloHTTP1        string   `json:"hello_http1,omitempty"`
+	HelloResumed      string   `json:"hello_resumed,omitempty"`
+	ShuffleExtensions bool     `json:"shuffle_extensions"`
+	ECHPayloadLengths []int    `json:"ech_payload_lengths,omitempty"`
+	ECHAEADs          []uint16 `json:"ech_aeads,omitempty"`
 }
 
 type wireSetting struct {
@@ -195,6 +197,7 @@ func toWire(p *Profile) *wireProfile {
 			HelloResumed:      hex.EncodeToString(p.TLS.HelloResumed),
 			ShuffleExtensions: p.TLS.ShuffleExtensions,
 			ECHPayloadLengths: p.TLS.ECHPayloadLengths,
+			ECHAEADs:          p.TLS.ECHAEADs,
 		},
 		HTTP2: wireHTTP2{
 			ConnWindowUpdate:   p.HTTP2.ConnWindowUpdate,
@@ -233,6 +236,7 @@ func fromWire(w *wireProfile) (*Profile, error) {
 		TLS: TLS{
 			ShuffleExtensions: w.TLS.ShuffleExtensions,
 			ECHPayloadLengths: nilIfEmpty(w.TLS.ECHPayloadLengths),
+			ECHAEADs:          nilIfEmpty(w.TLS.ECHAEADs),
 		},
 		HTTP2: HTTP2{
 			ConnWindowUpdate:   w.HTTP2.ConnWindowUpdate,
@@ -338,6 +342,11 @@ func (p *Profile) validate() error {
 	for i, n := range p.TLS.ECHPayloadLengths {
 		if n <= 0 || n > 0xffff {
 			return perr(fmt.Sprintf("tls.ech_payload_lengths[%d]", i), "%d out of range 1..65535", n)
+		}
+	}
+	for i, a := range p.TLS.ECHAEADs {
+		if a < 1 || a > 3 || slices.Contains(p.TLS.ECHAEADs[:i], a) {
+			return perr(fmt.Sprintf("tls.ech_aeads[%d]", i), "%d is not a distinct hpke aead id 1..3", a)
 		}
 	}
 	return p.HTTP2.validate(p.Headers)

@@ -79,6 +79,10 @@ type TLS struct {
 	// picks one from per connection (Chrome: 144, 176, 208, 240). Nil: use
 	// the recorded length.
 	ECHPayloadLengths []int
+	// ECHAEADs are the HPKE AEAD identifiers (1 AES-128-GCM, 2 AES-256-GCM,
+	// 3 ChaCha20-Poly1305) the browser picks one from per connection for
+	// its GREASE ECH (Firefox: 1 and 3). Nil: use the recorded one.
+	ECHAEADs []uint16
 }
 
 // Setting is one HTTP/2 SETTINGS parameter.
@@ -177,6 +181,7 @@ func (p *Profile) Clone() *Profile {
 	c.TLS.HelloHTTP1 = slices.Clone(p.TLS.HelloHTTP1)
 	c.TLS.HelloResumed = slices.Clone(p.TLS.HelloResumed)
 	c.TLS.ECHPayloadLengths = slices.Clone(p.TLS.ECHPayloadLengths)
+	c.TLS.ECHAEADs = slices.Clone(p.TLS.ECHAEADs)
 	c.HTTP2.Settings = slices.Clone(p.HTTP2.Settings)
 	c.HTTP2.Priorities = slices.Clone(p.HTTP2.Priorities)
 	c.HTTP2.PseudoOrder = slices.Clone(p.HTTP2.PseudoOrder)

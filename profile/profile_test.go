@@ -147,6 +147,9 @@ func TestRecordedData(t *testing.T) {
 	if !bytes.Equal(ff.TLS.Hello, recordedHello(t, "firefox-esr-153.json")) {
 		t.Error("firefox: hello differs from the recording")
 	}
+	if !slices.Equal(ff.TLS.ECHAEADs, []uint16{1, 3}) {
+		t.Errorf("firefox ECH AEADs %v", ff.TLS.ECHAEADs)
+	}
 	if ff.TLS.ShuffleExtensions || ff.HTTP2.FirstStreamID != 3 || ff.HTTP2.StreamWindowUpdate != 12451840 || ff.HTTP2.ConnWindowUpdate != 12517377 {
 		t.Errorf("firefox: %+v %+v", ff.TLS, ff.HTTP2)
 	}
@@ -231,6 +234,7 @@ func TestParseErrors(t *testing.T) {
 		{"hello not a record", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "170303000401000000" }), "tls.hello"},
 		{"hello short", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "16030100050100000100" }), "tls.hello"},
 		{"ech length", edit(func(m map[string]any) { sub(m, "tls")["ech_payload_lengths"] = []int{0} }), "tls.ech_payload_lengths[0]"},
+		{"ech aead", edit(func(m map[string]any) { sub(m, "tls")["ech_aeads"] = []int{1, 1} }), "tls.ech_aeads[1]"},
 		{"dup setting", edit(func(m map[string]any) {
 			h := sub(m, "http2")
 			h["settings"] = append(h["settings"].([]any), h["settings"].([]any)[0])
