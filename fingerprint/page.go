@@ -24,7 +24,7 @@ import (
 //	/api/close        answers with Connection: close.
 //	/api/resume       a small JSON answer (the resumed connection's request).
 //	/api/wait.png     holds the page's load event until /api/resume was
-//	                  requested (at most 3 s), so that browsers that stop at
+//	                  requested (at most 5 s), so that browsers that stop at
 //	                  load (Firefox --screenshot) still send the fetches.
 //	/app.js, /pixel.png, /sub-pixel.png, /favicon.ico   page resources.
 //
@@ -155,7 +155,7 @@ func allowCORS(w http.ResponseWriter, r *http.Request) {
 }
 
 // waitLimit bounds how long /api/wait.png holds a page's load event.
-const waitLimit = 3 * time.Second
+const waitLimit = 5 * time.Second
 
 // serveWait answers once every page served so far was followed by a
 // request to /api/resume, or after waitLimit.

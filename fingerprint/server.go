@@ -112,7 +112,9 @@ func (s *Server) Start() error {
 	s.ca = ca
 	s.ln = ln
 	s.raw = make(map[net.Conn]struct{})
-	s.changed = make(chan struct{})
+	if s.changed == nil { // Changed may have been called before Start
+		s.changed = make(chan struct{})
+	}
 	s.closing = make(chan struct{})
 	s.tlsConf = &tls.Config{
 		Certificates: []tls.Certificate{ca.Leaf()},
