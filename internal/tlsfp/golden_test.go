@@ -44,6 +44,9 @@ func renderHello(h *hello, p *profile.Profile, sorted bool) string {
 			fmt.Fprintf(&b, "shares=%s", strings.Join(keyShares(e.body), ","))
 		case e.id == extECH:
 			shape, _ := echShapeOf(e.body)
+			if p.TLS.ECHAEADs != nil {
+				shape = strings.Replace(shape, fmt.Sprintf("aead=%d", e.body[4]), fmt.Sprintf("aead_in=%v", p.TLS.ECHAEADs), 1)
+			}
 			lens := p.TLS.ECHPayloadLengths
 			if lens == nil {
 				_, l := echShapeOf(e.body)

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/cryptotest"
 )
@@ -65,6 +67,9 @@ func compareHello(t *testing.T, name string, got, want *hello, serverName string
 		case extECH:
 			gs, gp := echShapeOf(gb)
 			ws, _ := echShapeOf(we.body)
+			if len(gb) > 4 && len(we.body) > 4 && gb[4] != we.body[4] { // AEAD drawn from a set
+				gs = strings.Replace(gs, "aead="+strconv.Itoa(int(gb[4])), "aead="+strconv.Itoa(int(we.body[4])), 1)
+			}
 			if gs != ws || !slices.Contains(echLens, gp) {
 				t.Errorf("%s: ECH %s payload %d, want %s payload in %v", name, gs, gp, ws, echLens)
 			}
@@ -102,6 +107,9 @@ func TestHelloMatchesRecording(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		compareHello(t, name, parseHelloRecord(t, rec), want, "fp.test", p.TLS.ShuffleExtensions, echLens)
+		if !bytes.Equal(rec[:3], p.TLS.Hello[:3]) {
+			t.Errorf("%s: record header %x, want %x", name, rec[:3], p.TLS.Hello[:3])
+		}
 		if st.Version != tls.VersionTLS13 || st.ALPN != "h2" || st.Group != X25519MLKEM768 || st.Resumed || len(st.PeerCertificates) != 1 {
 			t.Errorf("%s: state %+v", name, st)
 		}
@@ -221,6 +229,22 @@ func TestGREASEFresh(t *testing.T) {
 	}
 	if len(lens) < 3 {
 		t.Errorf("ECH payload lengths used: %v", lens)
+	}
+}
+
+func TestFirefoxECHAEADs(t *testing.T) {
+	p := lookup(t, "firefox")
+	seen := map[byte]bool{}
+	for i := 0; i < 30; i++ {
+		h := parseHelloRecord(t, buildHello(t, "fp.test", &Config{Profile: p}))
+		e, _ := h.ext(extECH)
+		if e[1] != 0 || e[2] != 1 || e[3] != 0 {
+			t.Fatalf("ECH cipher suite %x", e[1:5])
+		}
+		seen[e[4]] = true
+	}
+	if len(seen) != 2 || !seen[1] || !seen[3] {
+		t.Errorf("Firefox GREASE ECH AEADs used: %v, want 1 and 3", seen)
 	}
 }
 

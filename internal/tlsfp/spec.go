@@ -35,7 +35,8 @@ type template struct {
 
 // echShape is the recorded GREASE ECH extension, minus its random parts.
 type echShape struct {
-	kdf, aead   uint16
+	kdf         uint16
+	aeads       []uint16
 	encLen      int
 	payloadLens []int
 }
@@ -134,7 +135,7 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 		case *utls.SupportedVersionsExtension:
 			t.tls13 = slices.Contains(e.Versions, utls.VersionTLS13)
 		case *utls.GREASEEncryptedClientHelloExtension:
-			shape, err := parseECH(hello, p.TLS.ECHPayloadLengths)
+			shape, err := parseECH(hello, p.TLS.ECHPayloadLengths, p.TLS.ECHAEADs)
 			if err != nil {
 				return nil, fmt.Errorf("tlsfp: profile %s: %w", p.Name, err)
 			}
@@ -204,12 +205,15 @@ func overlaps(a, b []string) bool {
 }
 
 // parseECH reads the recorded GREASE ECH extension's fixed parts.
-func parseECH(record []byte, lens []int) (*echShape, error) {
+func parseECH(record []byte, lens []int, aeads []uint16) (*echShape, error) {
 	body, ok := findExtension(record, extECH)
 	if !ok || len(body) < 1+4+1+2 || body[0] != 0 {
 		return nil, errors.New("recorded ech extension is not an outer grease ech")
 	}
-	s := &echShape{kdf: uint16(body[1])<<8 | uint16(body[2]), aead: uint16(body[3])<<8 | uint16(body[4])}
+	s := &echShape{kdf: uint16(body[1])<<8 | uint16(body[2]), aeads: aeads}
+	if len(s.aeads) == 0 {
+		s.aeads = []uint16{uint16(body[3])<<8 | uint16(body[4])}
+	}
 	rest := body[6:]
 	s.encLen = int(rest[0])<<8 | int(rest[1])
 	if len(rest) < 2+s.encLen+2 {
@@ -343,7 +347,7 @@ func shuffle(exts []utls.TLSExtension, g *rng) {
 }
 
 // generic draws one GREASE ECH extension (RFC 9849 6.2): an outer ECH with
-// the recorded cipher suite, a random config id, a random encapsulated key
+// the recorded KDF, an AEAD from the profile's set, a random config id, a random encapsulated key
 // of the recorded length and a random payload of a length the browser
 // uses. It is a generic extension so that every byte comes from the
 // Config's randomness (uTLS's own GREASE ECH reads crypto/rand directly).
@@ -352,9 +356,13 @@ func (s *echShape) generic(g *rng) *utls.GenericExtension {
 	if len(s.payloadLens) > 1 {
 		n = s.payloadLens[g.intn(len(s.payloadLens))]
 	}
+	aead := s.aeads[0]
+	if len(s.aeads) > 1 {
+		aead = s.aeads[g.intn(len(s.aeads))]
+	}
 	b := make([]byte, 1+4+1+2+s.encLen+2+n)
 	b[0] = 0 // outer
-	b[1], b[2], b[3], b[4] = byte(s.kdf>>8), byte(s.kdf), byte(s.aead>>8), byte(s.aead)
+	b[1], b[2], b[3], b[4] = byte(s.kdf>>8), byte(s.kdf), byte(aead>>8), byte(aead)
 	g.read(b[5:6]) // config id
 	b[6], b[7] = byte(s.encLen>>8), byte(s.encLen)
 	g.read(b[8 : 8+s.encLen])

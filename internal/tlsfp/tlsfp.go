@@ -179,14 +179,20 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, error) {
 		}
 		ucfg.ClientSessionCache = sc
 	}
-	g := newRNG(r)
-	spec := tpl.build(g, serverName)
+	return applyTemplate(nc, ucfg, tpl, cfg.Profile.Name)
+}
+
+// applyTemplate builds this connection's hello from tpl and applies it to a
+// new uTLS client.
+func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, name string) (*utls.UConn, error) {
+	g := newRNG(ucfg.Rand)
+	spec := tpl.build(g, ucfg.ServerName)
 	if g.err != nil {
 		return nil, g.err
 	}
 	uc := utls.UClient(nc, ucfg, utls.HelloCustom)
 	if err := uc.ApplyPreset(spec); err != nil {
-		return nil, fmt.Errorf("tlsfp: profile %s: applying the hello: %w", cfg.Profile.Name, err)
+		return nil, fmt.Errorf("tlsfp: profile %s: applying the hello: %w", name, err)
 	}
 	return uc, nil
 }
