@@ -273,6 +273,13 @@ func (c *Conn) skip1xx(st statusLine, n int) error {
 func (c *Conn) readHead() (statusLine, int, error) {
 	for {
 		b := c.rbuf[c.r:c.w]
+		if c.hs.lines == 0 {
+			// Before the line scan, so the error does not depend on
+			// whether the line end has arrived yet.
+			if err := checkStatusPrefix(b); err != nil {
+				return statusLine{}, 0, err
+			}
+		}
 		n, err := c.hs.scan(b[:min(len(b), c.budget)], c.lim.maxHeaders+1, "response head")
 		if err != nil {
 			return statusLine{}, 0, err
@@ -280,11 +287,6 @@ func (c *Conn) readHead() (statusLine, int, error) {
 		if n > 0 {
 			st, err := parseStatusLine(b[:n])
 			return st, n, err
-		}
-		if c.hs.lines == 0 {
-			if err := checkStatusPrefix(b); err != nil {
-				return statusLine{}, 0, err
-			}
 		}
 		if len(b) >= c.budget {
 			return statusLine{}, 0, ErrHeaderTooLarge
