@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 )
@@ -41,26 +42,33 @@ type trustEntry struct {
 	err  error
 }
 
-var trustPools [trustStoreCount]trustEntry
+// trustCache builds each store's pool once. builds counts constructions,
+// for the test that concurrent cold callers build once.
+type trustCache struct {
+	entries [trustStoreCount]trustEntry
+	builds  atomic.Int32
+}
+
+func (c *trustCache) pool(ts TrustStore) (*x509.CertPool, error) {
+	if ts >= trustStoreCount {
+		return nil, fmt.Errorf("tlsfp: unknown trust store %d", uint8(ts))
+	}
+	e := &c.entries[ts]
+	e.once.Do(func() {
+		c.builds.Add(1)
+		e.pool, e.err = buildPool(ts)
+	})
+	return e.pool, e.err
+}
+
+var trustPools trustCache
 
 // TrustPool returns the root pool of ts. Each pool is built once per
 // process, on first use, and shared: callers must not modify it.
 // Concurrent first calls build it once. It is safe for concurrent use.
-func TrustPool(ts TrustStore) (*x509.CertPool, error) {
-	if ts >= trustStoreCount {
-		return nil, fmt.Errorf("tlsfp: unknown trust store %d", uint8(ts))
-	}
-	e := &trustPools[ts]
-	e.once.Do(func() { e.pool, e.err = buildPool(ts) })
-	return e.pool, e.err
-}
-
-// poolBuilds counts pool constructions, for the test that concurrent cold
-// callers build once.
-var poolBuilds [trustStoreCount]int
+func TrustPool(ts TrustStore) (*x509.CertPool, error) { return trustPools.pool(ts) }
 
 func buildPool(ts TrustStore) (*x509.CertPool, error) {
-	poolBuilds[ts]++
 	var p *x509.CertPool
 	switch ts {
 	case Mozilla:
