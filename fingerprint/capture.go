@@ -18,6 +18,7 @@ type CaptureError struct {
 	Err     error    // ErrIncomplete
 }
 
+// Error lists what is missing.
 func (e *CaptureError) Error() string {
 	return "fingerprint: capture incomplete, missing " + strings.Join(e.Missing, ", ")
 }

@@ -127,3 +127,14 @@ func DecodeRecord(data []byte) (*ConnRecord, error) {
 	}
 	return r, nil
 }
+
+// UnmarshalJSON decodes a record as DecodeRecord does, so that the JSON
+// of /api/conns decodes straight into []*ConnRecord.
+func (r *ConnRecord) UnmarshalJSON(data []byte) error {
+	d, err := DecodeRecord(data)
+	if err != nil {
+		return err
+	}
+	*r = *d
+	return nil
+}

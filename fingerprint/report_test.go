@@ -221,19 +221,15 @@ func TestAPIConnsRoundTrip(t *testing.T) {
 	tr1 := transport(t, s, false, nil)
 	get(t, tr1, "https://fp.test/api/fetch", nil)
 	_, body := get(t, tr, "https://fp.test/api/conns", nil)
-	var raw []json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
+	var decoded []*ConnRecord
+	if err := json.Unmarshal(body, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	if len(raw) != 2 {
-		t.Fatalf("%d conns", len(raw))
+	if len(decoded) != 2 {
+		t.Fatalf("%d conns", len(decoded))
 	}
 	live := s.Records()
-	for i, m := range raw {
-		r, err := DecodeRecord(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i, r := range decoded {
 		if !bytes.Equal(r.ClientHelloRecord, live[i].ClientHelloRecord) || r.Protocol != live[i].Protocol || *r.Negotiated != *live[i].Negotiated {
 			t.Errorf("conn %d does not round-trip", i)
 		}
