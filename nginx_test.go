@@ -1,0 +1,261 @@
+package guise
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
+)
+
+// nginxPeer is a real nginx on 127.0.0.1 serving files over plain HTTP/1.1
+// and over TLS with HTTP/2, with the connection serial number in X-Conn.
+type nginxPeer struct {
+	plain, tls string // host:port
+	roots      *x509.CertPool
+	big        []byte // /big.bin
+	text       []byte // /text.txt, served gzipped (chunked) when asked
+}
+
+func startNginx(t *testing.T) *nginxPeer {
+	t.Helper()
+	bin := testpeer.Need(t, "nginx", "nginx-light")
+	dir := t.TempDir()
+	// nginx's workers run as an unprivileged user: let them in.
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	n := &nginxPeer{}
+	certPEM, keyPEM, roots := selfSigned(t, "localhost")
+	n.roots = roots
+	n.big = bytes.Repeat([]byte("0123456789abcdef"), 8<<20/16)
+	n.text = []byte(strings.Repeat("guise is a browser-shaped HTTP client. ", 2000))
+	files := map[string][]byte{
+		"cert.pem": certPEM, "key.pem": keyPEM,
+		"www/small.txt": []byte("hello from nginx\n"),
+		"www/big.bin":   n.big,
+		"www/text.txt":  n.text,
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.plain, n.tls = freeAddr(t), freeAddr(t)
+	conf := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 128; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  keepalive_requests 10000;
+  gzip on;
+  gzip_types text/plain;
+  gzip_min_length 1;
+  default_type text/plain;
+  add_header X-Conn $connection always;
+  add_header X-Conn-Requests $connection_requests always;
+  server {
+    listen %[2]s;
+    listen %[3]s ssl http2;
+    server_name localhost;
+    ssl_certificate %[1]s/cert.pem;
+    ssl_certificate_key %[1]s/key.pem;
+    root %[1]s/www;
+    location = /small.txt { gzip off; }
+    location = /big.bin { gzip off; }
+  }
+}
+`, dir, n.plain, n.tls)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-g", "daemon off;")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", n.tls, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("nginx exited: %v\n%s", err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if i == 100 {
+			t.Fatalf("nginx did not listen within 5s:\n%s", stderr.String())
+		}
+	}
+	return n
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// selfSigned makes a CA-less self-signed ECDSA certificate for host and
+// 127.0.0.1, and a pool that trusts it.
+func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte, roots *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: host},
+		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		DNSNames: []string{host}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	roots = x509.NewCertPool()
+	roots.AddCert(cert)
+	kder, _ := x509.MarshalECPrivateKey(key)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), roots
+}
+
+func TestNginx(t *testing.T) {
+	n := startNginx(t)
+	for _, mode := range []string{"h1", "h2"} {
+		t.Run(mode, func(t *testing.T) {
+			base := "http://" + n.plain
+			s := &Session{}
+			if mode == "h2" {
+				_, port, _ := net.SplitHostPort(n.tls)
+				base = "https://localhost:" + port
+				s.RootCAs = n.roots
+			}
+			defer s.Close()
+			ctx := context.Background()
+			get := func(path string) *Response {
+				t.Helper()
+				resp, err := s.Get(ctx, base+path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp
+			}
+
+			// Keep-alive: one connection for 50 sequential requests.
+			conns := map[string]bool{}
+			for i := 0; i < 50; i++ {
+				resp := get("/small.txt")
+				b, err := resp.Bytes()
+				if err != nil || string(b) != "hello from nginx\n" {
+					t.Fatalf("small: %d %q %v", resp.StatusCode, b, err)
+				}
+				conns[resp.Header.Get("x-conn")] = true
+				wantProto := map[string]string{"h1": "HTTP/1.1", "h2": "HTTP/2.0"}[mode]
+				if resp.Proto != wantProto {
+					t.Fatalf("proto %s, want %s", resp.Proto, wantProto)
+				}
+			}
+			if len(conns) != 1 {
+				t.Fatalf("50 requests used %d connections", len(conns))
+			}
+
+			// Large file, streamed.
+			resp := get("/big.bin")
+			if resp.ContentLength != int64(len(n.big)) {
+				t.Fatalf("big: Content-Length %d", resp.ContentLength)
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, resp.Body); err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if !bytes.Equal(h.Sum(nil), sha256Sum(n.big)) {
+				t.Fatal("big: body differs")
+			}
+
+			// gzip: the profile asks for it; nginx compresses on the fly
+			// (chunked over HTTP/1.1); the body is handed over undecoded.
+			resp = get("/text.txt")
+			if resp.Header.Get("content-encoding") != "gzip" {
+				t.Fatalf("text: content-encoding %q", resp.Header.Get("content-encoding"))
+			}
+			if mode == "h1" && resp.ContentLength != -1 {
+				t.Fatalf("text: want a chunked body, Content-Length %d", resp.ContentLength)
+			}
+			raw, err := resp.Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("text: not gzip: %v", err)
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil || !bytes.Equal(plain, n.text) {
+				t.Fatalf("text: gunzipped body differs (%v)", err)
+			}
+
+			// An abandoned large body is not drained; the next request
+			// still works.
+			resp = get("/big.bin")
+			var one [1]byte
+			io.ReadFull(resp.Body, one[:])
+			resp.Body.Close()
+			b, err := get("/small.txt").Bytes()
+			if err != nil || len(b) == 0 {
+				t.Fatalf("after abandoning a large body: %v", err)
+			}
+		})
+	}
+}
+
+func sha256Sum(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
+}
