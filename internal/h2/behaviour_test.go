@@ -331,3 +331,43 @@ func TestCloseFailsStreams(t *testing.T) {
 		}
 	})
 }
+
+func TestHeadAndNoContent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, p := ready(t, plainConfig())
+		req := get("/")
+		req.Method = "HEAD"
+		ch := goRoundTrip(context.Background(), cc, req)
+		h := p.nextOf(FrameHeaders)
+		p.writeHeaders(h.StreamID, true, ":status", "200", "content-length", "1234")
+		r := <-ch
+		if r.err != nil || r.resp.ContentLength != 1234 {
+			t.Fatalf("HEAD: %v", r.err)
+		}
+		if n, err := io.Copy(io.Discard, r.resp.Body); n != 0 || err != nil {
+			t.Fatalf("HEAD body %d %v", n, err)
+		}
+		r.resp.Body.Close()
+	})
+}
+
+func TestOnIdleAndReservation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, p := ready(t, plainConfig(), Setting{SettingMaxConcurrentStreams, 1})
+		idle := 0
+		cc.OnIdle(func(*ClientConn) { idle++ })
+		if !cc.ReserveNewRequest() || cc.CanTakeNewRequest() {
+			t.Fatal("reserve")
+		}
+		cc.CancelReservation()
+		if !cc.CanTakeNewRequest() || idle != 1 {
+			t.Fatalf("after cancel: idle hook %d", idle)
+		}
+		roundTripOK(t, cc, p)
+		roundTripOK(t, cc, p)
+		synctest.Wait()
+		if idle != 3 {
+			t.Fatalf("idle hook ran %d times, want 3", idle)
+		}
+	})
+}

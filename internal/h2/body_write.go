@@ -37,7 +37,7 @@ func (cc *ClientConn) writeBody(s *stream, src *bodySource) {
 				eof = true
 			}
 			sent += int64(len(pending))
-			if req.ContentLength >= 0 && req.Body != nil && (sent > req.ContentLength || eof && sent != req.ContentLength) {
+			if req.ContentLength > 0 && req.Body != nil && (sent > req.ContentLength || eof && sent != req.ContentLength) {
 				cc.abortBody(s, ErrBodyLengthMismatch)
 				return
 			}

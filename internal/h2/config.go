@@ -2,8 +2,14 @@
 // given browser does: the first SETTINGS frame, the connection WINDOW_UPDATE,
 // PRIORITY frames, stream ids, HEADERS priority, pseudo-header order and the
 // HPACK encoder's choices all come from a Config compiled from a browser
-// profile. Frames are read and written with golang.org/x/net/http2's Framer;
-// response header blocks are decoded with golang.org/x/net/http2/hpack.
+// profile. Response header blocks are decoded with golang.org/x/net/http2/hpack;
+// frames go through a small codec of our own (wire.go) because
+// golang.org/x/net/http2 needs golang.org/x/text, which go.mod does not list.
+//
+// A ClientConn multiplexes requests up to the peer's MAX_CONCURRENT_STREAMS,
+// batches concurrent writes into one write, keeps receive windows as the
+// browser does, and turns every RFC 9113 violation of the peer into a typed
+// error (ConnectionError, StreamError, GoAwayError) without hanging.
 package h2
 
 import (

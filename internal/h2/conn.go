@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -86,6 +87,7 @@ type ClientConn struct {
 	idleTimer       *time.Timer
 	pingTimer       *time.Timer
 	onIdle          func(*ClientConn)
+	idleNotified    bool
 }
 
 // NewClientConn starts an HTTP/2 connection on nc, which must have
@@ -164,8 +166,9 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	return cc, nil
 }
 
-// OnIdle sets f to be called, outside the connection's locks, each time the
-// last active stream ends. It replaces an earlier hook; nil removes it.
+// OnIdle sets f to be called, outside the connection's locks and on the
+// goroutine that ended it, when the last active stream ends (once per idle
+// period). f must not block. It replaces an earlier hook; nil removes it.
 func (cc *ClientConn) OnIdle(f func(*ClientConn)) {
 	cc.mu.Lock()
 	cc.onIdle = f
@@ -198,6 +201,18 @@ func (cc *ClientConn) ReserveNewRequest() bool {
 	}
 	cc.reserved++
 	return true
+}
+
+// CancelReservation gives back a slot taken by ReserveNewRequest that will
+// not be used.
+func (cc *ClientConn) CancelReservation() {
+	cc.mu.Lock()
+	if cc.reserved > 0 {
+		cc.reserved--
+		cc.wakeSlotsLocked()
+	}
+	cc.mu.Unlock()
+	cc.afterUnlock()
 }
 
 // Idle reports whether no stream is active or reserved.
@@ -283,8 +298,12 @@ func (cc *ClientConn) fail(err error) {
 	if cc.goAway != nil && !sendGoAway && err != ErrClosed {
 		streamErr = *cc.goAway
 	}
+	var bodies []io.Closer
 	for _, s := range cc.streams {
 		s.failLocked(streamErr)
+		if c, ok := s.req.Body.(io.Closer); ok && !s.sentEnd {
+			bodies = append(bodies, c)
+		}
 	}
 	clear(cc.streams)
 	cc.open = cc.open[:0]
@@ -299,6 +318,9 @@ func (cc *ClientConn) fail(err error) {
 	last := cc.lastID
 	cc.mu.Unlock()
 	cc.closeOnce.Do(func() { close(cc.done) })
+	for _, c := range bodies {
+		c.Close()
+	}
 	if sendGoAway {
 		// Best effort: a writer blocked on a peer that does not read must
 		// not hold up the close.

@@ -26,6 +26,9 @@ var (
 // readLoop reads and dispatches frames until the connection ends.
 func (cc *ClientConn) readLoop() {
 	defer close(cc.readDone)
+	if cc.idleTimer != nil {
+		defer cc.idleTimer.Stop()
+	}
 	for {
 		h, p, err := cc.fr.next()
 		if err == nil {
@@ -512,11 +515,16 @@ func (cc *ClientConn) onHeadersLocked(s *stream, end bool) error {
 		}
 	}
 	s.resp.ContentLength = s.contentLength
+	if s.req.Method == "HEAD" || code == 204 || code == 304 {
+		s.contentLength = -1 // describes a body that is not sent
+	}
 	if end {
 		if s.contentLength > 0 {
 			return cc.streamErrorLocked(s, ErrCodeProtocol, errLengthMismatch)
 		}
-		s.resp.ContentLength = 0
+		if s.resp.ContentLength < 0 {
+			s.resp.ContentLength = 0
+		}
 		s.recvEnd = true
 		cc.forgetLocked(s)
 	}

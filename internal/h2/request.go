@@ -26,10 +26,9 @@ type Request struct {
 	// BodyBytes is a body held in memory; it is used when Body is nil. A
 	// small body goes out in the same write as the HEADERS.
 	BodyBytes []byte
-	// ContentLength is the body length, or -1 when unknown. With Body set and
-	// ContentLength >= 0, a body of another length fails the stream with
-	// ErrBodyLengthMismatch. 0 with a nil Body and empty BodyBytes means no
-	// body.
+	// ContentLength is the body length, or -1 when unknown. With Body set, 0
+	// also means unknown (as in net/http); a positive ContentLength that the
+	// body does not match fails the stream with ErrBodyLengthMismatch.
 	ContentLength int64
 	// Trailer fields are sent after the body.
 	Trailer fields.Header

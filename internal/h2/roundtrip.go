@@ -65,6 +65,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 func (cc *ClientConn) takeSlot(ctx context.Context) error {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
+	cc.idleNotified = false
 	if cc.reserved > 0 {
 		cc.reserved--
 		cc.starting++

@@ -112,6 +112,10 @@ func (cc *ClientConn) afterUnlock() {
 	cc.mu.Lock()
 	idle := len(cc.streams)+cc.starting+cc.reserved == 0 && !cc.closed
 	hook := cc.onIdle
+	if !idle || cc.idleNotified {
+		hook = nil
+	}
+	cc.idleNotified = cc.idleNotified || idle
 	closeNow := idle && (cc.goAway != nil || cc.closing)
 	owed := len(cc.ctrl) > 0
 	cc.mu.Unlock()
