@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -180,23 +181,21 @@ func BenchmarkUpload64MiB(b *testing.B) { benchUpload(b, 64<<20) }
 type countConn struct {
 	scriptConn
 	want, got, writes int64
-	full          chan struct{}
+	full              chan struct{} // closed once want bytes arrived
+	once              sync.Once
 }
 
 func (c *countConn) Write(p []byte) (int, error) {
 	c.writes++
 	c.got += int64(len(p))
-	if c.got >= c.want && c.full != nil {
-		close(c.full)
-		c.full = nil
+	if c.got >= c.want {
+		c.once.Do(func() { close(c.full) })
 	}
 	return len(p), nil
 }
 
 func (c *countConn) Read(p []byte) (int, error) {
-	if f := c.full; f != nil {
-		<-f
-	}
+	<-c.full
 	return c.scriptConn.Read(p)
 }
 

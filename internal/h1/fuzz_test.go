@@ -218,3 +218,55 @@ func FuzzRequestWrite(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTrailers: a trailer section is accepted only within the byte and
+// count caps, with token names and valid values, and never reaches Header.
+func FuzzTrailers(f *testing.F) {
+	for _, s := range []string{"\r\n", "T: v\r\n\r\n", "A: 1\r\nB: 2\r\n\r\n", ":path: /\r\n\r\n", "T: a\x00\r\n\r\n", "T: v\n\r\n", "X-Y: \xff\r\n\r\n"} {
+		f.Add([]byte(s))
+	}
+	const head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n"
+	cfg := &Config{MaxTrailerBytes: 128, MaxHeaders: 4}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, chunk := range []int{0, 3} {
+			o := runScript(append([]byte(head), data...), chunk, 5, cfg, nil)
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			if o.header != "Transfer-Encoding: chunked\n" {
+				t.Fatalf("header changed: %q", o.header)
+			}
+			if o.bodyErr != nil {
+				if !errors.Is(o.bodyErr, ErrChunked) && !errors.Is(o.bodyErr, ErrBodyTruncated) {
+					t.Fatalf("untyped trailer error %v", o.bodyErr)
+				}
+				continue
+			}
+			lines := strings.Split(strings.TrimSuffix(o.trailer, "\n"), "\n")
+			if o.trailer != "" && len(lines) > cfg.MaxHeaders || len(o.trailer) > cfg.MaxTrailerBytes {
+				t.Fatalf("trailer over the caps: %q", o.trailer)
+			}
+			for _, l := range lines {
+				if l == "" {
+					continue
+				}
+				name, value, _ := strings.Cut(l, ": ")
+				if !fieldsValidName(name) || strings.ContainsAny(value, "\r\n\x00") {
+					t.Fatalf("bad trailer field accepted: %q", l)
+				}
+			}
+		}
+	})
+}
+
+func fieldsValidName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !tokenByte[s[i]] {
+			return false
+		}
+	}
+	return true
+}
