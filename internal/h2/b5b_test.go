@@ -338,3 +338,37 @@ func TestH2_22RequestChecks(t *testing.T) {
 		_ = bytes.MinRead
 	})
 }
+
+func TestPeerHeaderListLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, p := ready(t, plainConfig(), Setting{SettingMaxHeaderListSize, 200})
+		req := get("/")
+		req.Header = fields.Header{{Name: "x-big", Value: strings.Repeat("a", 300)}}
+		if _, err := cc.RoundTrip(context.Background(), req); !errors.Is(err, ErrRefusedToSend) {
+			t.Fatalf("got %v", err)
+		}
+		roundTripOK(t, cc, p)
+	})
+}
+
+// TestWriteTimeout: a peer that stops reading cannot hold a request forever.
+func TestWriteTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, s := net.Pipe()
+		defer s.Close()
+		go io.CopyN(io.Discard, s, int64(len(preface)+9))
+		cfg := plainConfig()
+		cfg.Settings = nil
+		cfg.WriteTimeout = 5 * time.Second
+		cc, err := NewClientConn(c, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		start := time.Now()
+		_, err = cc.RoundTrip(context.Background(), get("/"))
+		if err == nil || time.Since(start) != 5*time.Second {
+			t.Fatalf("got %v after %v", err, time.Since(start))
+		}
+	})
+}

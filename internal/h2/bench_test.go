@@ -15,6 +15,12 @@ import (
 
 // loopback starts fp on a 127.0.0.1 listener and returns a ClientConn to it.
 func loopback(tb testing.TB, fp *fastPeer, cfg *Config) *ClientConn {
+	cc, _ := loopbackCounted(tb, fp, cfg)
+	return cc
+}
+
+// loopbackCounted is loopback that also counts the client's write calls.
+func loopbackCounted(tb testing.TB, fp *fastPeer, cfg *Config) (*ClientConn, *writeCounter) {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -34,7 +40,8 @@ func loopback(tb testing.TB, fp *fastPeer, cfg *Config) *ClientConn {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cc, err := NewClientConn(nc, cfg)
+	wc := &writeCounter{Conn: nc}
+	cc, err := NewClientConn(wc, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -42,7 +49,7 @@ func loopback(tb testing.TB, fp *fastPeer, cfg *Config) *ClientConn {
 		cc.Close()
 		wg.Wait()
 	})
-	return cc
+	return cc, wc
 }
 
 func benchRequest() *Request {
@@ -71,9 +78,17 @@ func doGet(tb testing.TB, cc *ClientConn, req *Request, buf []byte) {
 
 // BenchmarkParallelGET runs 16 concurrent small GETs on one connection.
 func BenchmarkParallelGET(b *testing.B) {
-	cc := loopback(b, newFastPeer(2), chromeConfig())
+	cc, wc := loopbackCounted(b, newFastPeer(2), chromeConfig())
 	req := benchRequest()
 	b.ReportAllocs()
+	wc.mu.Lock()
+	wc.writes = 0
+	wc.mu.Unlock()
+	defer func() {
+		wc.mu.Lock()
+		b.ReportMetric(float64(wc.writes)/float64(b.N), "writes/op")
+		wc.mu.Unlock()
+	}()
 	b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	b.RunParallel(func(pb *testing.PB) {
 		buf := make([]byte, 512)

@@ -54,6 +54,10 @@ type Config struct {
 	// RST_STREAM, WINDOW_UPDATE) we owe the peer but could not yet write; past
 	// it the connection is closed with ENHANCE_YOUR_CALM. 0 means 1024.
 	MaxControlQueue int
+	// WriteTimeout, when positive, bounds each write to the connection; a
+	// write that takes longer (a peer that stopped reading) closes the
+	// connection. Without it a stuck write can only be ended by Close.
+	WriteTimeout time.Duration
 	// Max1xx caps the interim (1xx) responses skipped per request; 0 means 8.
 	Max1xx int
 }

@@ -66,6 +66,7 @@ type ClientConn struct {
 	maxConcurrent   uint32
 	peerWindow      int32 // peer's SETTINGS_INITIAL_WINDOW_SIZE
 	peerMaxFrame    uint32
+	peerMaxList     uint32 // 0: no limit announced
 	peerTable       uint32
 	peerTableSet    bool // peer sent HEADER_TABLE_SIZE not yet applied
 	sendWindow      int64
@@ -377,6 +378,9 @@ func (cc *ClientConn) unlockWrite() {
 	cc.mu.Unlock()
 	var err error
 	if len(cc.wbuf) > 0 && cc.wwait.Load() == 0 {
+		if cc.cfg.WriteTimeout > 0 {
+			cc.nc.SetWriteDeadline(time.Now().Add(cc.cfg.WriteTimeout))
+		}
 		_, err = cc.nc.Write(cc.wbuf)
 		if cap(cc.wbuf) > 1<<20 {
 			cc.wbuf = nil

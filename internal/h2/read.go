@@ -132,6 +132,8 @@ func (cc *ClientConn) onSettings(h frameHeader, p []byte) error {
 			cc.wakeWindowsLocked()
 		case SettingMaxFrameSize:
 			cc.peerMaxFrame = v
+		case SettingMaxHeaderListSize:
+			cc.peerMaxList = v
 		}
 	}
 	if !cc.queueLocked(appendSettingsAck) {

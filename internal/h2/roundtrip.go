@@ -120,9 +120,17 @@ type bodySource struct {
 // byte body as the windows allow into the batch. The write lock is held. It
 // returns what remains of the body, if anything.
 func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error) {
+	listSize := uint64(len(req.Method)+len(req.Scheme)+len(req.Authority)+len(req.Path)) + 4*entryOverhead
+	for _, f := range req.Header {
+		listSize += uint64(len(f.Name)+len(f.Value)) + entryOverhead
+	}
 	cc.mu.Lock()
 	cc.starting--
-	if err := cc.refusalLocked(); err != nil {
+	err := cc.refusalLocked()
+	if err == nil && cc.peerMaxList > 0 && listSize > uint64(cc.peerMaxList) {
+		err = refusedf("header list of %d bytes exceeds the peer's limit of %d", listSize, cc.peerMaxList)
+	}
+	if err != nil {
 		cc.wakeSlotsLocked()
 		cc.mu.Unlock()
 		return nil, err
