@@ -23,5 +23,22 @@
 //     is exactly three digits ("000" to "999").
 //   - 1xx responses other than 101 are skipped (at most Config.Max1xx); 101 is
 //     an error because this package never asks for an upgrade.
-//   - Framing follows RFC 9112 section 6.3; see Response.ContentLength.
+//   - Framing follows RFC 9112 section 6.3; see Response.ContentLength. A
+//     Transfer-Encoding list ending in "chunked" is decoded as chunked
+//     (other codings in the list are left to the caller; the field stays in
+//     Header); any other Transfer-Encoding means read-to-close. Trailing
+//     whitespace is not part of a field value, so "chunked " is chunked.
+//
+// Connection reuse: a connection is released as reusable only when the
+// response was framed cleanly and fully consumed, no byte follows it in the
+// read buffer, the server did not ask to close, and nothing (timeout, context
+// end, write error, early response) is in doubt. Bytes a server sends while
+// the connection is idle in a pool cannot be seen without a read; a 408
+// answer on a reused connection is therefore taken for the server's idle
+// timeout and reported as ErrNoResponse, so the caller may retry.
+//
+// A request body larger than 16 KiB, or streamed from an io.Reader, is
+// written by a goroutine owned by RoundTrip while the response head is read,
+// so a response that arrives before the body is sent is delivered (and the
+// connection retired); RoundTrip never returns with that goroutine running.
 package h1

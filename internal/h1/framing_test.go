@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFramingB2(t *testing.T) {
@@ -80,6 +81,10 @@ func TestRequestWireF17(t *testing.T) {
 			"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"},
 		{"large body bytes", Request{Method: "POST", Target: "/", BodyBytes: big},
 			"POST / HTTP/1.1\r\nContent-Length: 40000\r\n\r\n" + string(big)},
+		{"large chunked bytes", Request{Method: "POST", Target: "/", Header: hdr("Transfer-Encoding", "chunked"), BodyBytes: big},
+			"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n9c40\r\n" + string(big) + "\r\n0\r\n\r\n"},
+		{"large bytes with expect", Request{Method: "POST", Target: "/", Header: hdr("Expect", "100-continue"), BodyBytes: big, Expect100Timeout: time.Millisecond},
+			"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 40000\r\n\r\n" + string(big)},
 		{"large known reader", Request{Method: "POST", Target: "/", Body: bytes.NewReader(big), ContentLength: int64(len(big))},
 			"POST / HTTP/1.1\r\nContent-Length: 40000\r\n\r\n" + string(big)},
 		{"large known plain reader", Request{Method: "POST", Target: "/", Body: io.MultiReader(bytes.NewReader(big)), ContentLength: int64(len(big))},

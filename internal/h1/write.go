@@ -58,6 +58,9 @@ type Request struct {
 	Head bool
 }
 
+// lastChunkAfterData ends a chunk's data and the chunked body. Read-only.
+var lastChunkAfterData = []byte("\r\n0\r\n\r\n")
+
 // smallBody is the largest body written together with the head.
 const smallBody = 16 << 10
 
@@ -83,7 +86,9 @@ type writePlan struct {
 	n       int64 // body length for sendLength
 	chunked bool  // body framed chunked (sendInline, sendBytes)
 	expect  bool  // wait for 100 Continue before the body
-	head    bool  // HEAD request
+	// headPending: the head was not written yet and goes with the body.
+	headPending bool
+	head        bool // HEAD request
 }
 
 func refuse(format string, args ...any) error {
@@ -285,6 +290,10 @@ func (c *Conn) sendAll(req *Request, p *writePlan) error {
 		return c.write(c.wbuf)
 	case sendInline:
 		return c.write(c.wbuf)
+	case sendBytes:
+		// Large bytes: the writer sends head and body in one writev.
+		p.headPending = true
+		return c.sendBody(req, p)
 	}
 	if err := c.write(c.wbuf); err != nil {
 		return err
@@ -321,7 +330,7 @@ func (c *Conn) stream(req *Request, p *writePlan) error {
 	var err error
 	switch p.mode {
 	case sendBytes:
-		err = c.streamBytes(req.BodyBytes, p.chunked)
+		err = c.streamBytes(p.headPending, req.BodyBytes, p.chunked)
 	case sendLength:
 		err = c.streamLength(req.Body, p.n)
 	case sendChunked:
@@ -346,12 +355,20 @@ func (c *Conn) srcErr(err error) error {
 	return err
 }
 
-func (c *Conn) streamBytes(body []byte, chunked bool) error {
-	c.bufs[0], c.bufs[1], c.bufs[2] = nil, body, nil
+// streamBytes writes the request head (if still pending) and body with one
+// vectored write (writev on TCP).
+func (c *Conn) streamBytes(withHead bool, body []byte, chunked bool) error {
+	first := c.wbuf[:0]
+	if withHead {
+		first = c.wbuf
+	}
 	if chunked {
-		c.bufs[0] = strconv.AppendInt(c.one[:0:0], int64(len(body)), 16)
-		c.bufs[0] = append(c.bufs[0], "\r\n"...)
-		c.bufs[2] = []byte("\r\n0\r\n\r\n")
+		first = strconv.AppendInt(first, int64(len(body)), 16)
+		first = append(first, "\r\n"...)
+	}
+	c.bufs[0], c.bufs[1], c.bufs[2] = first, body, nil
+	if chunked {
+		c.bufs[2] = lastChunkAfterData
 	}
 	bufs := net.Buffers(c.bufs[:])
 	if _, err := bufs.WriteTo(c.nc); err != nil {
