@@ -204,11 +204,6 @@ func (c *Conn) exchange(req *Request, plan *writePlan) (statusLine, int, error) 
 				}
 				return st, n, c.headErr(err)
 			}
-			if st.code == 100 {
-				c.r += n
-				c.hs = blockScan{}
-				break
-			}
 			if st.code >= 200 || st.code < 100 {
 				// A final answer instead of 100: the body is not sent, and
 				// the connection is not reused (the server may still expect it).
@@ -218,6 +213,9 @@ func (c *Conn) exchange(req *Request, plan *writePlan) (statusLine, int, error) 
 			}
 			if err := c.skip1xx(st, n); err != nil {
 				return st, n, err
+			}
+			if st.code == 100 {
+				break
 			}
 		}
 		c.clearReadDeadline()
