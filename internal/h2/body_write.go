@@ -21,6 +21,7 @@ func (cc *ClientConn) writeBody(s *stream, src *bodySource) {
 	}
 	var pending []byte
 	eof := false
+	empty := 0
 	for {
 		if len(pending) == 0 && !eof {
 			if src.reader != nil {
@@ -46,14 +47,27 @@ func (cc *ClientConn) writeBody(s *stream, src *bodySource) {
 			break
 		}
 		if len(pending) == 0 {
+			if empty++; empty > 100 {
+				cc.abortBody(s, io.ErrNoProgress)
+				return
+			}
 			continue
 		}
+		empty = 0
 		n, ok := cc.awaitWindow(s, len(pending))
 		if !ok {
 			return
 		}
 		if !cc.lockWrite(s.ctx) {
 			cc.abortBody(s, errCtx(s))
+			return
+		}
+		cc.mu.Lock()
+		gone := s.reset
+		cc.mu.Unlock()
+		if gone {
+			cc.unlockWrite()
+			cc.closeBody(s)
 			return
 		}
 		last := eof && n == len(pending) && len(req.Trailer) == 0

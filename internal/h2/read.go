@@ -64,7 +64,11 @@ func (cc *ClientConn) dispatch(h frameHeader, p []byte) error {
 	}
 	switch h.Type {
 	case FrameData:
-		return cc.onData(h, p)
+		err := cc.onData(h, p)
+		if err == nil && h.Flags&FlagEndStream != 0 || cc.ctrlOwed() {
+			cc.afterUnlock()
+		}
+		return err
 	case FrameHeaders:
 		return cc.onHeaders(h, p)
 	case FramePriority:
@@ -83,7 +87,9 @@ func (cc *ClientConn) dispatch(h frameHeader, p []byte) error {
 	case FrameGoAway:
 		return cc.onGoAway(h, p)
 	case FrameWindowUpdate:
-		return cc.onWindowUpdate(h, p)
+		err := cc.onWindowUpdate(h, p)
+		cc.afterUnlock()
+		return err
 	case FrameContinuation:
 		return ConnectionError{ErrCodeProtocol, "CONTINUATION without HEADERS"}
 	}
@@ -234,6 +240,14 @@ func (cc *ClientConn) onWindowUpdate(h frameHeader, p []byte) error {
 	return nil
 }
 
+// ctrlOwed reports whether control frames wait to be written, which also
+// means a stream may just have been reset.
+func (cc *ClientConn) ctrlOwed() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.ctrlN > 0
+}
+
 // streamErrorLocked resets s with code and fails it with a StreamError.
 func (cc *ClientConn) streamErrorLocked(s *stream, code ErrCode, cause error) error {
 	if !cc.resetLocked(s, code, StreamError{s.id, code, cause}) {
@@ -321,7 +335,11 @@ func (cc *ClientConn) onData(h frameHeader, p []byte) error {
 	if !cc.creditLocked(full - int64(len(data))) {
 		return errCalm
 	}
-	if !s.gotHead || s.recvEnd {
+	if s.recvEnd {
+		cc.creditLocked(int64(len(data)))
+		return cc.streamErrorLocked(s, ErrCodeStreamClosed, errors.New("DATA after END_STREAM"))
+	}
+	if !s.gotHead {
 		cc.creditLocked(int64(len(data)))
 		return cc.streamErrorLocked(s, ErrCodeProtocol, errDataBeforeHead)
 	}
@@ -338,7 +356,6 @@ func (cc *ClientConn) onData(h frameHeader, p []byte) error {
 	if end {
 		s.recvEnd = true
 		cc.forgetLocked(s)
-		defer func() { cc.mu.Unlock(); cc.afterUnlock(); cc.mu.Lock() }()
 	}
 	s.signal()
 	return nil

@@ -54,8 +54,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 		return nil, err
 	}
 	if rest != nil {
-		cc.bodies.Add(1)
-		go cc.writeBody(s, rest)
+		go cc.writeBody(s, rest) // counted in cc.bodies by writeRequest
 	}
 	return cc.awaitHead(ctx, s)
 }
@@ -180,6 +179,11 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	s.sentEnd = (!hasBody || done) && len(req.Trailer) == 0
 	if !hasBody && len(req.Trailer) == 0 {
 		s.sentEnd = true
+	}
+	if hasBody && !done {
+		// Counted while cc.mu shows the connection open, so that Close's
+		// Wait cannot start before this Add.
+		cc.bodies.Add(1)
 	}
 	cc.mu.Unlock()
 
