@@ -148,3 +148,41 @@ func testFidelity(t *testing.T, cfg *Config, rec recording, serverFirst bool) {
 		finish(id)
 	}
 }
+
+// TestPrefacePriorityFrames checks the preface order: SETTINGS, then
+// WINDOW_UPDATE, then the PRIORITY frames, and the first stream id.
+func TestPrefacePriorityFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{
+			Settings:         []Setting{{SettingInitialWindowSize, 131072}},
+			ConnWindowUpdate: 12517377,
+			PriorityFrames: []PriorityFrame{
+				{3, PriorityParam{Weight: 200}},
+				{5, PriorityParam{StreamDep: 3, Exclusive: true, Weight: 100}},
+			},
+			FirstStreamID: 13,
+		}
+		cc, p := newPeer(t, cfg.Clone())
+		want := []string{
+			"000006040000000000000400020000",
+			"00000408000000000000bf0001",
+			"00000502000000000300000000c8",
+			"0000050200000000058000000364",
+		}
+		for i, w := range want {
+			if got := hex.EncodeToString(p.next().raw()); got != w {
+				t.Fatalf("frame %d: %s, want %s", i, got, w)
+			}
+		}
+		ch := goRoundTrip(context.Background(), cc, get("/"))
+		h := p.nextOf(FrameHeaders)
+		if h.StreamID != 13 || h.Flags&FlagPriority != 0 {
+			t.Fatalf("HEADERS on %d flags %x", h.StreamID, h.Flags)
+		}
+		p.writeSettings()
+		p.writeHeaders(13, true, ":status", "204")
+		if r := <-ch; r.err != nil {
+			t.Fatal(r.err)
+		}
+	})
+}
