@@ -23,7 +23,9 @@ import (
 // valid, fingerprint-less configuration (no SETTINGS entries, stream ids from
 // 1, no priority, RFC 9113 defaults).
 type Config struct {
-	// Settings is the first SETTINGS frame, in this order.
+	// Settings is the first SETTINGS frame, in this order. PUSH_PROMISE is
+	// a connection error whatever it says, so it should carry ENABLE_PUSH 0
+	// as browsers do.
 	Settings []Setting
 	// ConnWindowUpdate is the increment of the WINDOW_UPDATE on stream 0 sent
 	// right after SETTINGS; 0 sends none.
@@ -168,8 +170,11 @@ const (
 // HPACKStyle describes how a browser's HPACK encoder chooses representations.
 // The zero value is Chromium-like without its pseudo-header rule.
 type HPACKStyle struct {
-	Huffman    HuffmanRule
-	NameRef    NameRefRule
+	// Huffman says when strings are Huffman-encoded.
+	Huffman HuffmanRule
+	// NameRef says which entry a literal's name refers to.
+	NameRef NameRefRule
+	// SizeUpdate says when a dynamic table size update is emitted.
 	SizeUpdate SizeUpdateRule
 	// NoIndex names are sent as literals without indexing when the table has
 	// no exact match.
