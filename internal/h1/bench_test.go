@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -268,5 +269,28 @@ func TestUploadFile(t *testing.T) {
 		if !known && !bytes.HasSuffix(body, []byte("0\r\n\r\n")) {
 			t.Fatalf("chunked: got %d bytes", len(body))
 		}
+	}
+}
+
+// BenchmarkNetHTTPRoundTrip is the same keep-alive GET through net/http,
+// for comparison.
+func BenchmarkNetHTTPRoundTrip(b *testing.B) {
+	s := cannedServer(b, smallResp)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", "http://"+s.ln.Addr().String()+"/", nil)
+	buf := make([]byte, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := resp.Body.Read(buf); err != nil {
+				break
+			}
+		}
+		resp.Body.Close()
 	}
 }

@@ -408,3 +408,22 @@ func TestStaleBodyAndBusy(t *testing.T) {
 		t.Fatal("stale body read succeeded")
 	}
 }
+
+func TestKeepAliveX08(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		timeout time.Duration
+		max     int
+	}{
+		{"timeout=1, max=2", time.Second, 2},
+		{"Timeout = 5 ,MAX=100", 5 * time.Second, 100},
+		{"max=-1, timeout=x", 0, 0},
+		{"timeout=\"7\"", 7 * time.Second, 0},
+		{"", 0, 0},
+	} {
+		d, m := KeepAlive(hdr("Content-Length", "0", "Keep-Alive", tc.v))
+		if d != tc.timeout || m != tc.max {
+			t.Errorf("%q: %v %d", tc.v, d, m)
+		}
+	}
+}
