@@ -77,6 +77,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	names := strings.Split(*clients, ",")
 
 	base := *server
+	statsBase := base
 	var roots *x509.CertPool
 	if base == "" {
 		p, pool, err := spawn(*useTLS)
@@ -84,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer p.Stop()
-		base, roots = p.URL, pool
+		base, statsBase, roots = p.URL, p.URL, pool
 		if *useTLS {
 			base = p.TLSURL
 		}
@@ -107,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Base:     base,
 	}
 	results := harness.Compare(ctx, harness.Options{
-		Base: base, Clients: names, Scenarios: scenarios, Rounds: *rounds,
+		Base: base, StatsBase: statsBase, Clients: names, Scenarios: scenarios, Rounds: *rounds,
 		Duration: *dur, Warmup: *warmup, RootCAs: roots, Progress: progress,
 	})
 	var buf bytes.Buffer

@@ -13,6 +13,9 @@ import (
 type Options struct {
 	// Base is the benchmark server's base URL ("http://127.0.0.1:PORT").
 	Base string
+	// StatsBase is the plain-HTTP base URL /stats is read from (the
+	// server counts the connections of all its listeners); "" means Base.
+	StatsBase string
 	// Clients names the clients to compare (see Names).
 	Clients []string
 	// Scenarios are run one after the other.
@@ -48,7 +51,11 @@ type Result struct {
 // round-robin within each round (the starting client rotates from round to
 // round), and returns one Result per scenario and client, in order.
 func Compare(ctx context.Context, o Options) []Result {
-	cc := NewConnCounter(o.Base)
+	sb := o.StatsBase
+	if sb == "" {
+		sb = o.Base
+	}
+	cc := NewConnCounter(sb)
 	defer cc.Close()
 	var out []Result
 	for i := range o.Scenarios {
