@@ -3,7 +3,6 @@ package guise
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -15,10 +14,8 @@ import (
 // profile name and shared by every Session and Transport.
 type compiled struct {
 	p *profile.Profile
-	// h1 and h2hdr hold the default header list per request kind, with
-	// placeholder fields (empty values) already dropped except Host.
-	h1    [kindCount]headerTemplate
-	h2hdr [kindCount]headerTemplate
+	// hdr holds the default header list per protocol and request kind.
+	hdr [2][kindCount]headerTemplate
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
 	h2 *h2.Config
 	// prio is the HEADERS priority per request kind.
@@ -27,12 +24,18 @@ type compiled struct {
 
 const kindCount = int(profile.Image) + 1
 
-// headerTemplate is a default header list. host is the index of the Host
-// field (HTTP/1.1) whose value each request fills in, or -1.
+// Protocol indexes of compiled.hdr.
+const (
+	protoH1 = 0
+	protoH2 = 1
+)
+
+// headerTemplate is a default header list in wire order. A field whose
+// Value is empty is a placeholder: it keeps the position of a per-request
+// field (Host, Referer, Cookie) and is sent only when the request supplies
+// a value.
 type headerTemplate struct {
 	fields  fields.Header
-	host    int
-	perReq  []string // names whose value the caller must supply to be sent
 	present bool
 }
 
@@ -55,14 +58,14 @@ func compile(name string) (*compiled, error) {
 	c := &compiled{p: p, h2: h2Config(p)}
 	for k := profile.Navigate; int(k) < kindCount; k++ {
 		if hs := p.HeaderSet(k, profile.HTTP1); hs != nil {
-			t := template(hs)
-			if t.host < 0 {
+			t := template(p, hs)
+			if !t.fields.Has("host") {
 				return nil, fmt.Errorf("guise: profile %s: HTTP/1.1 %s header set has no Host field", p.Name, k)
 			}
-			c.h1[k] = t
+			c.hdr[protoH1][k] = t
 		}
 		if hs := p.HeaderSet(k, profile.H2); hs != nil {
-			c.h2hdr[k] = template(hs)
+			c.hdr[protoH2][k] = template(p, hs)
 		}
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
@@ -72,22 +75,48 @@ func compile(name string) (*compiled, error) {
 	return v.(*compiled), nil
 }
 
-// template prepares a header set: placeholders (per-request fields with no
-// value) are dropped, Host is kept and its index noted.
-func template(hs *profile.HeaderSet) headerTemplate {
-	t := headerTemplate{host: -1, present: true, perReq: hs.PerRequest}
+// template prepares a header set: per-request fields become placeholders
+// (their recorded values are the page's, not this request's), except
+// sec-fetch-site whose recorded value is the default for the kind; a Cookie
+// placeholder is added where the browser puts the field.
+func template(p *profile.Profile, hs *profile.HeaderSet) headerTemplate {
+	t := headerTemplate{present: true}
 	for _, f := range hs.Header {
-		if fields.EqualFold(f.Name, "host") {
-			t.host = len(t.fields)
-			t.fields = append(t.fields, f)
-			continue
-		}
-		if f.Value == "" && isPerRequest(hs.PerRequest, f.Name) {
-			continue // a placeholder; sent only when the caller gives it
+		if isPerRequest(hs.PerRequest, f.Name) && !fields.EqualFold(f.Name, "sec-fetch-site") {
+			f.Value = ""
 		}
 		t.fields = append(t.fields, f)
 	}
+	if !t.fields.Has("cookie") {
+		name := "cookie"
+		if hs.Proto == profile.HTTP1 {
+			name = "Cookie"
+		}
+		at := cookiePosition(p, t.fields)
+		t.fields = append(t.fields[:at], append(fields.Header{{Name: name}}, t.fields[at:]...)...)
+	}
 	return t
+}
+
+// cookiePosition is where the browser puts Cookie. Not recorded here yet
+// (the recordings carry no cookie): Chromium sends it right after
+// accept-language, Firefox before upgrade-insecure-requests or
+// sec-fetch-dest, as their source code orders request headers.
+func cookiePosition(p *profile.Profile, h fields.Header) int {
+	if p.Browser == profile.Firefox {
+		for i, f := range h {
+			if fields.EqualFold(f.Name, "upgrade-insecure-requests") || fields.EqualFold(f.Name, "sec-fetch-dest") {
+				return i
+			}
+		}
+		return len(h)
+	}
+	for i, f := range h {
+		if fields.EqualFold(f.Name, "accept-language") {
+			return i + 1
+		}
+	}
+	return len(h)
 }
 
 // h2Config turns the profile's HTTP/2 data into the engine's Config.
@@ -128,59 +157,92 @@ func isPerRequest(names []string, name string) bool {
 	return false
 }
 
-// h1Header appends to dst the HTTP/1.1 header for a request of kind to
-// authority: the profile's defaults in order with the caller's fields merged
-// in (see Request.Header).
-func (c *compiled) h1Header(dst fields.Header, kind profile.RequestKind, authority string, user fields.Header) (fields.Header, error) {
+// header appends to dst the header of one request: the profile's defaults
+// for proto and kind in their order; where the caller's header has a field
+// of the same name, the caller's fields instead (in its case); where extra
+// (fields guise computes per request: Host, Cookie, Referer,
+// Sec-Fetch-Site) has one, that; placeholders nobody filled are left out;
+// then the caller's other fields in its order, then extra fields that have
+// no place. Over HTTP/2, names are lower-cased and fields HTTP/2 forbids
+// dropped. A body of known length adds Content-Length where the profile has
+// no slot for it: first over HTTP/2, as browsers do; at the end over
+// HTTP/1.1, by the h1 engine.
+func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64) (fields.Header, error) {
 	if kind == 0 {
 		kind = profile.Navigate
 	}
-	if int(kind) >= kindCount || !c.h1[kind].present {
-		return dst, fmt.Errorf("guise: profile %s has no HTTP/1.1 headers for %s requests", c.p.Name, kind)
+	if int(kind) >= kindCount || !c.hdr[proto][kind].present {
+		return dst, fmt.Errorf("guise: profile %s has no %s headers for %s requests", c.p.Name, protoName(proto), kind)
 	}
-	t := &c.h1[kind]
 	start := len(dst)
-	dst = fields.Merge(dst, t.fields, user)
-	if !user.Has("host") {
-		// The Host field kept its template position; fill its value.
-		for i := start; i < len(dst); i++ {
-			if fields.EqualFold(dst[i].Name, "host") {
-				dst[i].Value = authority
-				break
+	if proto == protoH2 && length > 0 && !user.Has("content-length") {
+		dst = append(dst, fields.Field{Name: "content-length", Value: strconv.FormatInt(length, 10)})
+	}
+	tpl := c.hdr[proto][kind].fields
+	for _, d := range tpl {
+		if i := index(user, d.Name); i >= 0 {
+			for _, u := range user[i:] {
+				if fields.EqualFold(u.Name, d.Name) {
+					dst = append(dst, u)
+				}
 			}
+			continue
 		}
+		if i := index(extra, d.Name); i >= 0 {
+			dst = append(dst, fields.Field{Name: d.Name, Value: extra[i].Value})
+			continue
+		}
+		if d.Value != "" {
+			dst = append(dst, d)
+		}
+	}
+	for _, u := range user {
+		if index(tpl, u.Name) < 0 {
+			dst = append(dst, u)
+		}
+	}
+	for _, e := range extra {
+		if index(tpl, e.Name) < 0 && index(user, e.Name) < 0 {
+			dst = append(dst, e)
+		}
+	}
+	if proto == protoH2 {
+		dst = h2Fields(dst, start)
 	}
 	return dst, nil
 }
 
-// h2Header appends to dst the HTTP/2 header for a request of kind: the
-// profile's defaults with the caller's fields merged in, names lower-cased
-// as HTTP/2 requires. A body of known length adds content-length first, as
-// Chrome and Firefox place it.
-func (c *compiled) h2Header(dst fields.Header, kind profile.RequestKind, user fields.Header, length int64) (fields.Header, error) {
-	if int(kind) >= kindCount || !c.h2hdr[kind].present {
-		return dst, fmt.Errorf("guise: profile %s has no HTTP/2 headers for %s requests", c.p.Name, kind)
+func protoName(proto int) string {
+	if proto == protoH2 {
+		return "HTTP/2"
 	}
-	if length > 0 && !user.Has("content-length") {
-		dst = append(dst, fields.Field{Name: "content-length", Value: strconv.FormatInt(length, 10)})
-	}
-	start := len(dst)
-	dst = fields.Merge(dst, c.h2hdr[kind].fields, user)
-	for i := start; i < len(dst); i++ {
-		if hasUpper(dst[i].Name) {
-			dst[i].Name = strings.ToLower(dst[i].Name)
+	return "HTTP/1.1"
+}
+
+func index(h fields.Header, name string) int {
+	for i := range h {
+		if fields.EqualFold(h[i].Name, name) {
+			return i
 		}
 	}
-	// Fields HTTP/2 forbids are dropped, as browsers never send them.
-	out := dst[:start]
-	for _, f := range dst[start:] {
-		switch strings.ToLower(f.Name) {
+	return -1
+}
+
+// h2Fields lower-cases names from start on and drops the fields HTTP/2
+// forbids, which browsers never send over it.
+func h2Fields(h fields.Header, start int) fields.Header {
+	out := h[:start]
+	for _, f := range h[start:] {
+		if hasUpper(f.Name) {
+			f.Name = lower(f.Name)
+		}
+		switch f.Name {
 		case "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
 			continue
 		}
 		out = append(out, f)
 	}
-	return out, nil
+	return out
 }
 
 func hasUpper(s string) bool {
@@ -190,4 +252,14 @@ func hasUpper(s string) bool {
 		}
 	}
 	return false
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -44,5 +44,9 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
 	o := options{profile: c, proxy: req.Proxy, insecure: req.InsecureSkipVerify, isolated: true}
-	return do(ctx, isolatedState(), req, &o, req.Timeout)
+	ch, err := newChain(req, req.Redirect, 0, nil)
+	if err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	return do(ctx, isolatedState(), req, &o, req.Timeout, &ch)
 }

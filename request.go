@@ -41,6 +41,16 @@ type Request struct {
 	// (the zero value), a fetch() or a sub-resource.
 	Kind profile.RequestKind
 
+	// Referrer is the URL of the page the request comes from, "" for none
+	// (a typed-in navigation). guise derives Referer from it under the
+	// browsers' default policy (strict-origin-when-cross-origin) on every
+	// hop, and Sec-Fetch-Site. A Referer field in Header is sent as given
+	// instead.
+	Referrer string
+
+	// Redirect overrides the Session's redirect policy for this request.
+	Redirect RedirectPolicy
+
 	// Per-request overrides of the Session's settings; zero values mean
 	// "as the Session says".
 	Profile            string
@@ -54,6 +64,7 @@ type Request struct {
 
 // parsedURL is a URL parsed into what the wire needs.
 type parsedURL struct {
+	u         *url.URL
 	raw       string // the URL this was parsed from
 	scheme    string // "http" or "https"
 	host      string // host without port, IPv6 without brackets
@@ -125,8 +136,12 @@ func parseURL(raw string) (parsedURL, error) {
 		p.target += "?" + u.RawQuery
 	}
 	p.raw = raw
+	p.u = u
 	return p, nil
 }
+
+// url returns the parsed URL. It is shared: do not modify it.
+func (p *parsedURL) url() *url.URL { return p.u }
 
 // validHost accepts a DNS name or IP literal and nothing that could break
 // out of a Host header or request line.

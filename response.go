@@ -24,11 +24,16 @@ type Response struct {
 	// 204 and 304 responses. Errors it returns are *Error.
 	Body io.ReadCloser
 
+	// URL is the URL this response answers: the last of a redirect chain.
+	URL string
+
 	h1    h1.Response
 	h2req h2.Request
 	h2    *h2.Response
 	body  responseBody
+	url   *parsedURL
 	hdr   [16]Field // backs Header for heads of up to 16 fields
+	extra [4]Field  // backs the per-request fields guise computes
 }
 
 // fill copies what the engine parsed into the public fields.

@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
+	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"
@@ -16,9 +16,11 @@ import (
 )
 
 // roundTrip sends req once over a connection of st and returns the
-// response head. It retries once, on a new connection, a replayable request
-// whose reused connection turned out to be closed by the server.
-func (st *transportState) roundTrip(ctx context.Context, req *Request, o *options) (*Response, error) {
+// response head. x holds the fields guise computes for this request
+// (Cookie, Referer, Sec-Fetch-Site). It retries once, on a new connection, a
+// replayable request whose reused connection turned out to be closed by the
+// server, or whose HTTP/2 stream the server refused unprocessed.
+func (st *transportState) roundTrip(ctx context.Context, req *Request, o *options, x fields.Header) (*Response, error) {
 	method := req.method()
 	if !validMethod(method) {
 		return nil, fmt.Errorf("%w: invalid method %q", ErrRefusedToSend, method)
@@ -32,13 +34,14 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 
 	resp := &Response{}
 	resp.h1.Header = resp.hdr[:0]
+	resp.url = u
 	for attempt := 0; ; attempt++ {
 		c, reused, err := st.getConn(ctx, key, o)
 		if err != nil {
 			return nil, err
 		}
 		if c.h2 != nil {
-			err := st.roundTripH2(ctx, c, req, u, b, o, resp)
+			err := st.roundTripH2(ctx, c, req, u, b, o, x, resp)
 			if err == nil {
 				return resp, nil
 			}
@@ -50,7 +53,8 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		r := &c.req
 		r.Method = method
 		r.Target = u.target
-		r.Header, err = o.profile.h1Header(r.Header[:0], req.Kind, u.authority, req.Header)
+		ex := append(append(resp.extra[:0], fields.Field{Name: "Host", Value: u.authority}), x...)
+		r.Header, err = o.profile.header(r.Header[:0], protoH1, req.Kind, req.Header, ex, b.length)
 		if err != nil {
 			c.abandon()
 			return nil, err
@@ -74,7 +78,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 }
 
 // roundTripH2 sends req on a stream of c, whose slot getConn reserved.
-func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request, u *parsedURL, b body, o *options, resp *Response) error {
+func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request, u *parsedURL, b body, o *options, x fields.Header, resp *Response) error {
 	kind := req.Kind
 	if kind == 0 {
 		kind = profile.Navigate
@@ -95,7 +99,7 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 		r.Priority = o.profile.prio[kind]
 	}
 	var err error
-	r.Header, err = o.profile.h2Header(resp.hdr[:0], kind, req.Header, b.length)
+	r.Header, err = o.profile.header(resp.hdr[:0], protoH2, kind, req.Header, x, b.length)
 	if err != nil {
 		return err
 	}
@@ -148,29 +152,6 @@ func classify(ctx context.Context, err error) error {
 		return &TimeoutError{Phase: ph, Err: err}
 	}
 	return err
-}
-
-// do runs one request with its options and wraps any error in *Error.
-func do(ctx context.Context, st *transportState, req *Request, o *options, timeout time.Duration) (*Response, error) {
-	var cancel context.CancelFunc
-	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-	}
-	resp, err := st.roundTrip(ctx, req, o)
-	if err != nil {
-		if cancel != nil {
-			cancel()
-		}
-		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
-			err = &TimeoutError{Phase: PhaseTotal, Err: err}
-		}
-		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
-	}
-	resp.body.cancel = cancel
-	resp.body.op = opName(req.method())
-	resp.body.url = req.URL
-	resp.body.timeout = timeout > 0
-	return resp, nil
 }
 
 // opName is the method as net/http's url.Error.Op spells it: "Get", "Post".

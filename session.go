@@ -38,6 +38,11 @@ type Session struct {
 	// Transport, if set, is the connection pool this Session uses and may
 	// share with other Sessions. Nil means a pool of the Session's own.
 	Transport *Transport
+	// Redirect is the redirect policy; the zero value follows redirects
+	// as a browser does.
+	Redirect RedirectPolicy
+	// MaxRedirects caps a redirect chain; 0 means DefaultMaxRedirects.
+	MaxRedirects int
 
 	once  sync.Once
 	state *sessionState
@@ -90,7 +95,16 @@ func (s *Session) Do(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
-	return do(ctx, ts, req, &o, pick(req.Timeout, s.Timeout))
+	ch, err := s.chain(req)
+	if err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	return do(ctx, ts, req, &o, pick(req.Timeout, s.Timeout), &ch)
+}
+
+// chain starts the redirect state of one call.
+func (s *Session) chain(req *Request) (chain, error) {
+	return newChain(req, pick(req.Redirect, s.Redirect), s.MaxRedirects, nil)
 }
 
 func pick[T comparable](a, b T) T {
