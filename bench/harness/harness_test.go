@@ -247,3 +247,38 @@ func TestCompareAlternatesClients(t *testing.T) {
 		t.Errorf("turns %q, want %q", got, want)
 	}
 }
+
+func TestCompareOverTLS(t *testing.T) {
+	cfg, pool, err := peer.SelfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := peer.New()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- s.Serve(ln, nil) }()
+	go func() { done <- s.Serve(tln, cfg) }()
+	defer func() {
+		s.Shutdown(5 * time.Second)
+		<-done
+		<-done
+	}()
+	sc := Scenarios()[0]
+	sc.Count = 4
+	res := Compare(context.Background(), Options{
+		Base: "https://" + tln.Addr().String(), StatsBase: "http://" + ln.Addr().String(),
+		Clients: Names, Scenarios: []Scenario{sc}, Rounds: 2, RootCAs: pool,
+	})
+	for _, r := range res {
+		if r.Err != nil || len(r.Samples) != 2 || r.Conns != 1 {
+			t.Errorf("%s over TLS: err %v, %d samples, %d conns; want nil, 2, 1", r.Client, r.Err, len(r.Samples), r.Conns)
+		}
+	}
+}

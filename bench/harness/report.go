@@ -36,8 +36,8 @@ func Markdown(w io.Writer, m Meta, results []Result) error {
 	for _, n := range m.Notes {
 		fmt.Fprintf(bw, "%s\n\n", n)
 	}
-	fmt.Fprintln(bw, "| scenario | client | throughput | ×net/http | CPU µs/req | ×net/http | allocs/req | ×net/http | conns (limit) |")
-	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(bw, "| scenario | client | throughput | rounds min–max | ×net/http | CPU µs/req | ×net/http | allocs/req | ×net/http | conns (limit) |")
+	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var names []string
 	groups := map[string][]*Result{}
 	for i := range results {
@@ -71,7 +71,7 @@ func writeRow(w io.Writer, r *Result, base *Summary) {
 		if r.Err != nil {
 			msg = r.Err.Error()
 		}
-		fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | |\n", sc.Name, r.Client, cell(msg))
+		fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | | |\n", sc.Name, r.Client, cell(msg))
 		return
 	}
 	s := r.Summarize()
@@ -93,8 +93,12 @@ func writeRow(w io.Writer, r *Result, base *Summary) {
 	if r.Err != nil {
 		errNote = " (stopped: " + cell(r.Err.Error()) + ")"
 	}
-	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s | %.1f | %s | %.1f | %s | %d (%d) |\n",
-		sc.Name, r.Client, num(s.Rate), unit, errNote, ratio(s.Rate, rb), s.CPUPerOp, ratio(s.CPUPerOp, cb),
+	lo, hi := s.Rate, s.Rate
+	for _, x := range r.Samples {
+		lo, hi = min(lo, x.Rate(sc.Bytes)), max(hi, x.Rate(sc.Bytes))
+	}
+	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s–%s | %s | %.1f | %s | %.1f | %s | %d (%d) |\n",
+		sc.Name, r.Client, num(s.Rate), unit, errNote, num(lo), num(hi), ratio(s.Rate, rb), s.CPUPerOp, ratio(s.CPUPerOp, cb),
 		s.AllocsPerOp, ratio(s.AllocsPerOp, ab), r.Conns, sc.Conc)
 }
 

@@ -42,11 +42,11 @@ func TestMarkdown(t *testing.T) {
 		"2026-11-29 23:05 UTC",
 		// guise: median 1000 req/s = 2× net/http's 500; 10 µs vs 40 µs;
 		// 8 allocs vs 40.
-		"| small-c1 | guise | 1000 req/s | 2.00 | 10.0 | 0.25 | 8.0 | 0.20 | 1 (1) |",
-		"| small-c1 | net/http | 500 req/s | 1.00 | 40.0 | 1.00 | 40.0 | 1.00 | 1 (1) |",
+		"| small-c1 | guise | 1000 req/s | 500–2000 | 2.00 | 10.0 | 0.25 | 8.0 | 0.20 | 1 (1) |",
+		"| small-c1 | net/http | 500 req/s | 500–500 | 1.00 | 40.0 | 1.00 | 40.0 | 1.00 | 1 (1) |",
 		`| small-c1 | tls-client | error: boom \| bad |`,
-		"| upload-32m | guise | 336 MB/s | 1.00 |",
-		"| upload-64m | guise | 268 MB/s | 0.80 | 250000.0 | 1.25 | 2.5 | 1.25 | 1 (1) |",
+		"| upload-32m | guise | 336 MB/s | 336–336 | 1.00 |",
+		"| upload-64m | guise | 268 MB/s | 268–268 | 0.80 | 250000.0 | 1.25 | 2.5 | 1.25 | 1 (1) |",
 		"- guise: 2.50 TOO HIGH (> 2.2)",
 		"- net/http: 2.00 ok (<= 2.2)",
 		"- guise: 4 connections for 10000 requests, pool size 4",
