@@ -370,11 +370,14 @@ func (c *Conn) setReadDeadline(t time.Time) {
 	c.dmu.Unlock()
 }
 
+// clearReadDeadline removes a read deadline set by setReadDeadline.
 func (c *Conn) clearReadDeadline() {
-	if c.dlSet {
-		c.setReadDeadline(time.Time{})
+	c.dmu.Lock()
+	if c.dlSet && c.ctxErr == nil {
+		c.nc.SetReadDeadline(time.Time{})
 		c.dlSet = false
 	}
+	c.dmu.Unlock()
 }
 
 // abort ends the request with err: the connection is closed for good.
