@@ -32,6 +32,7 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 		cl                   int64 = -1
 		hasTE, teChunked     bool
 		connClose, keepAlive bool
+		nChunked             int
 	)
 	for _, sp := range hdr {
 		name, v := block[sp.ns:sp.ne], block[sp.vs:sp.ve]
@@ -48,6 +49,9 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 				el, rest, more = cutComma(rest)
 				if len(el) != 0 {
 					teChunked = eqFold(el, "chunked")
+					if teChunked {
+						nChunked++
+					}
 				}
 			}
 		case eqFold(name, "connection"):
@@ -57,6 +61,9 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 	}
 	if hasTE && http10 {
 		return framing{}, &ProtocolError{Kind: "transfer-encoding", Detail: "Transfer-Encoding in an HTTP/1.0 response"}
+	}
+	if nChunked > 1 {
+		return framing{}, &ProtocolError{Kind: "transfer-encoding", Detail: "chunked applied more than once"}
 	}
 	f := framing{reuse: !connClose && (!http10 || keepAlive)}
 	switch {

@@ -37,6 +37,7 @@ func TestFramingB2(t *testing.T) {
 		{id: "F-06", name: "xchunked", resp: ok + "Transfer-Encoding: xchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200, body: "3\r\nabc\r\n0\r\n\r\n"},
 		{id: "F-06", name: "trailing OWS is not part of the value", resp: ok + "Transfer-Encoding: chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200, body: "abc", reuse: true},
 		{id: "F-07", name: "split over two lines", resp: ok + "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", status: 200, body: "abc", reuse: true},
+		{id: "F-07", name: "chunked twice", resp: ok + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", kind: "transfer-encoding"},
 		{id: "F-07", name: "chunked then gzip lines", resp: ok + "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\nabc", status: 200, body: "abc", reuse: false},
 		{id: "F-08", name: "HTTP/1.0 chunked", resp: "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", kind: "transfer-encoding"},
 		{id: "F-09", name: "close-delimited", resp: ok + "\r\nhello world", status: 200, body: "hello world", reuse: false, cl: i64(-1)},
