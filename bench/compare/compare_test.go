@@ -42,7 +42,7 @@ func TestRunWritesReport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.md")
 	var stdout, stderr strings.Builder
 	args := []string{"-server", "http://" + ln.Addr().String(), "-rounds", "1", "-d", "20ms", "-warmup", "0",
-		"-clients", "guise,net/http", "-scenarios", "small-c1", "-q", "-out", out}
+		"-clients", "guise,net/http", "-scenarios", "small-c1", "-q", "-out", out, "-note", "guise at abc123"}
 	if err := run(args, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v; stderr %s", err, stderr.String())
 	}
@@ -53,7 +53,7 @@ func TestRunWritesReport(t *testing.T) {
 	if string(file) != stdout.String() {
 		t.Error("-out file differs from stdout")
 	}
-	for _, want := range []string{"command: `go run ./compare -server", "| small-c1 | guise |", "| small-c1 | net/http |", "go1."} {
+	for _, want := range []string{"command: `go run ./compare -server", "| small-c1 | guise |", "| small-c1 | net/http |", "go1.", "\n\nguise at abc123\n\n"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}

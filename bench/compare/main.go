@@ -57,6 +57,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "also write the report to this file")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	var notes []string
+	fs.Func("note", "a line for the top of the report (repeatable)", func(v string) error {
+		notes = append(notes, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -106,6 +111,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Duration: *dur,
 		Warmup:   *warmup,
 		Base:     base,
+		Notes:    notes,
 	}
 	results := harness.Compare(ctx, harness.Options{
 		Base: base, StatsBase: statsBase, Clients: names, Scenarios: scenarios, Rounds: *rounds,
