@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -229,4 +230,30 @@ func errorsIs(err, target error) bool {
 	return false
 }
 
-var _ = context.Background
+
+// TestUncleanCloseF10: a close-delimited body ended by an unclean close (as
+// crypto/tls reports a FIN without close_notify) is truncated, not complete;
+// a framed body that completed is fine.
+func TestUncleanCloseF10(t *testing.T) {
+	for _, tc := range []struct {
+		resp    string
+		wantErr bool
+	}{
+		{"HTTP/1.1 200 OK\r\n\r\nclose-delimited", true},
+		{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", false},
+	} {
+		for _, chunk := range []int{0, 1} {
+			sc := &scriptConn{in: []byte(tc.resp), chunk: chunk, eof: io.ErrUnexpectedEOF}
+			c := NewConn(sc, nil)
+			var resp Response
+			if err := c.RoundTrip(context.Background(), &Request{Method: "GET", Target: "/"}, &resp); err != nil {
+				t.Fatal(err)
+			}
+			_, err := io.ReadAll(&resp.Body)
+			if tc.wantErr != errors.Is(err, ErrBodyTruncated) || !tc.wantErr && err != nil {
+				t.Errorf("%q chunk %d: %v", tc.resp, chunk, err)
+			}
+		}
+	}
+}

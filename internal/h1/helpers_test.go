@@ -18,6 +18,7 @@ import (
 type scriptConn struct {
 	in     []byte
 	chunk  int
+	eof    error // returned at the end instead of io.EOF, if set
 	out    bytes.Buffer
 	closed bool
 }
@@ -27,6 +28,9 @@ func (s *scriptConn) Read(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	if len(s.in) == 0 {
+		if s.eof != nil {
+			return 0, s.eof
+		}
 		return 0, io.EOF
 	}
 	n := len(p)
