@@ -60,20 +60,23 @@ func TestReceiveWindowUpdates(t *testing.T) {
 		chunk := make([]byte, 16384)
 		go func() {
 			for sent := 0; sent < total; sent += len(chunk) {
-				p.writeData(h.StreamID, sent+len(chunk) >= total, chunk)
+				p.writeData(h.StreamID, false, chunk)
 			}
 		}()
-		n, err := io.Copy(io.Discard, r.resp.Body)
-		if err != nil || n != total {
-			t.Fatalf("read %d, %v", n, err)
+		if _, err := io.ReadFull(r.resp.Body, make([]byte, total)); err != nil {
+			t.Fatal(err)
 		}
-		r.resp.Body.Close()
 		var streamWU, connWU bool
 		for !streamWU || !connWU {
 			f := p.nextOf(FrameWindowUpdate)
 			streamWU = streamWU || f.StreamID == h.StreamID
 			connWU = connWU || f.StreamID == 0
 		}
+		p.writeData(h.StreamID, true, nil)
+		if n, err := io.Copy(io.Discard, r.resp.Body); n != 0 || err != nil {
+			t.Fatalf("after the data: %d, %v", n, err)
+		}
+		r.resp.Body.Close()
 	})
 }
 
