@@ -230,7 +230,6 @@ func errorsIs(err, target error) bool {
 	return false
 }
 
-
 // TestUncleanCloseF10: a close-delimited body ended by an unclean close (as
 // crypto/tls reports a FIN without close_notify) is truncated, not complete;
 // a framed body that completed is fine.
