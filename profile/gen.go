@@ -67,14 +67,17 @@ func main() {
 	log.SetPrefix("profile/gen: ")
 	chrome := read("testdata/recordings/chromium-156.json")
 	firefox := read("testdata/recordings/firefox-esr-153.json")
+	chromeExtra := readExtra("testdata/recordings/chromium-156-extra.json")
+	firefoxExtra := readExtra("testdata/recordings/firefox-esr-153-extra.json")
 
 	var out []*profile.Profile
 	base := fromRecording(chrome, profile.Chrome, 156, profile.LatestOpen)
 	base.TLS.ShuffleExtensions = true
+	base.TLS.HelloHTTP1, base.TLS.HelloResumed = chromeExtra.hellos()
 	// Chrome picks its GREASE ECH payload length from these per connection
 	// (the shared recordings' README; the three recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos recorded from the same browser with profile/record.go (testdata/recordings/chromium-156-extra.json)"
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -120,7 +123,8 @@ func main() {
 	// Firefox's GREASE ECH uses AES-128-GCM or ChaCha20-Poly1305 (the two
 	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
 	ff.TLS.ECHAEADs = []uint16{1, 3}
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json)" + h1Note
+	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos recorded from the same browser with profile/record.go (testdata/recordings/firefox-esr-153-extra.json)" + h1Note
 	addH1(ff, firefoxH1)
 	out = append(out, ff)
 
@@ -128,6 +132,35 @@ func main() {
 }
 
 const h1Note = "; HTTP/1.1 header sets derived, not recorded: the h2 sets' values and relative order, the browser's HTTP/1.1 name case, Host first, Connection: keep-alive added, h2-only fields (priority for Chrome, te) dropped"
+
+// extra holds the hellos profile/record.go captured.
+type extra struct {
+	HTTP1   string `json:"hello_http1_hex"`
+	Resumed string `json:"hello_resumed_hex"`
+}
+
+func readExtra(path string) *extra {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var e extra
+	if err := json.Unmarshal(b, &e); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	return &e
+}
+
+func (e *extra) hellos() (http1, resumed []byte) {
+	var err error
+	if http1, err = hex.DecodeString(e.HTTP1); err != nil {
+		log.Fatal(err)
+	}
+	if resumed, err = hex.DecodeString(e.Resumed); err != nil {
+		log.Fatal(err)
+	}
+	return http1, resumed
+}
 
 func read(path string) *recording {
 	b, err := os.ReadFile(path)

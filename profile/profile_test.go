@@ -103,6 +103,12 @@ func TestRecordedData(t *testing.T) {
 		if !bytes.Equal(p.TLS.Hello, chromeHello) {
 			t.Errorf("%s: hello differs from the chromium recording", name)
 		}
+		if len(p.TLS.HelloHTTP1) == 0 || len(p.TLS.HelloResumed) == 0 || bytes.Equal(p.TLS.HelloHTTP1, p.TLS.Hello) {
+			t.Errorf("%s: HTTP/1.1 or resumed hello missing", name)
+		}
+		if !bytes.Contains(p.TLS.HelloHTTP1, []byte("\x00\x10\x00\x0b\x00\x09\x08http/1.1")) {
+			t.Errorf("%s: HelloHTTP1 does not offer http/1.1 alone", name)
+		}
 		if !p.TLS.ShuffleExtensions || !slices.Equal(p.TLS.ECHPayloadLengths, []int{144, 176, 208, 240}) {
 			t.Errorf("%s: TLS = shuffle %v, ech %v", name, p.TLS.ShuffleExtensions, p.TLS.ECHPayloadLengths)
 		}
@@ -146,6 +152,9 @@ func TestRecordedData(t *testing.T) {
 	}
 	if !bytes.Equal(ff.TLS.Hello, recordedHello(t, "firefox-esr-153.json")) {
 		t.Error("firefox: hello differs from the recording")
+	}
+	if len(ff.TLS.HelloHTTP1) == 0 || len(ff.TLS.HelloResumed) == 0 {
+		t.Error("firefox: HTTP/1.1 or resumed hello missing")
 	}
 	if !slices.Equal(ff.TLS.ECHAEADs, []uint16{1, 3}) {
 		t.Errorf("firefox ECH AEADs %v", ff.TLS.ECHAEADs)
