@@ -26,7 +26,7 @@ func TestBuildDoesNoParsing(t *testing.T) {
 		if _, err := compiled(p, nil); err != nil {
 			t.Fatal(err)
 		}
-		_ = tpl.build(g, "fp.test")
+		_ = tpl.build(g, "fp.test", 0)
 	})
 	for i := 0; i < 20; i++ {
 		buildHello(t, "fp.test", &Config{Profile: p})
@@ -54,7 +54,7 @@ func BenchmarkBuild(b *testing.B) {
 	g := newRNG(rand.Reader)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = tpl.build(g, "fp.test")
+		_ = tpl.build(g, "fp.test", 0)
 	}
 }
 

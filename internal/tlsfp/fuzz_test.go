@@ -31,7 +31,7 @@ func FuzzCompile(f *testing.F) {
 				continue
 			}
 			a, b := net.Pipe()
-			uc, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tt, "fuzz")
+			uc, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tt, 152, "fuzz")
 			if err == nil {
 				_ = uc.BuildHandshakeState()
 			}
@@ -58,7 +58,7 @@ func TestCompileCorrupt(t *testing.T) {
 				return
 			}
 			a, b := net.Pipe()
-			if uc, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tpl, "corrupt"); err == nil {
+			if uc, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tpl, 152, "corrupt"); err == nil {
 				_ = uc.BuildHandshakeState()
 			}
 			a.Close()

@@ -273,6 +273,17 @@ func TestResumption(t *testing.T) {
 		if len(h.exts) != want {
 			t.Errorf("%s: resumed hello has %d extensions, want %d", p.name, len(h.exts), want)
 		}
+		// Structure equal to the recorded resumed hello; Firefox's GREASE ECH
+		// payload grows with the PSK as a real inner hello would.
+		echLens := prof.TLS.ECHPayloadLengths
+		if echLens == nil {
+			psk, _ := h.ext(41)
+			echLens = []int{239 + (4+len(psk)+31)/32*32}
+			if len(psk) == 148 && echLens[0] != 399 {
+				t.Errorf("%s: model gives %d for the recorded PSK size, recording has 399", p.name, echLens[0])
+			}
+		}
+		compareHelloPSK(t, p.name+" resumed", h, parseHelloRecord(t, prof.TLS.HelloResumed), "fp.test", prof.TLS.ShuffleExtensions, echLens)
 	}
 
 	// Other verification settings or another profile never get the ticket.

@@ -92,6 +92,26 @@ func compareHello(t *testing.T, name string, got, want *hello, serverName string
 	}
 }
 
+// compareHelloPSK is compareHello for resumed hellos: the pre_shared_key
+// (identity, binder) is random and checked by length class only.
+func compareHelloPSK(t *testing.T, name string, got, want *hello, serverName string, shuffled bool, echLens []int) {
+	t.Helper()
+	gi, wi := got.ids(true), want.ids(true)
+	if gi[len(gi)-1] != 41 || wi[len(wi)-1] != 41 {
+		t.Errorf("%s: pre_shared_key not last: %v, recording %v", name, gi, wi)
+		return
+	}
+	if shuffled && gi[len(gi)-2] != 0x0a0a {
+		t.Errorf("%s: final GREASE not before the pre_shared_key: %v", name, gi)
+	}
+	strip := func(h *hello) *hello { // drop the (random) PSK, checked above
+		c := *h
+		c.exts = h.exts[:len(h.exts)-1]
+		return &c
+	}
+	compareHello(t, name, strip(got), strip(want), serverName, shuffled, echLens)
+}
+
 func TestHelloMatchesRecording(t *testing.T) {
 	s := newServer(t, nil)
 	for _, name := range []string{"chrome156-linux", "firefox153-linux", "edge156-windows"} {

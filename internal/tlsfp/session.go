@@ -36,6 +36,9 @@ type cacheEntry struct {
 	state *utls.ClientSessionState
 	tls13 bool
 	useBy time.Time // zero: unknown
+	// pskLen is the size of the pre_shared_key extension offering this
+	// TLS 1.3 ticket (one identity, one binder).
+	pskLen int
 	// roots keeps the pool the scope key names by address alive, so that
 	// the address cannot be reused by another pool while the entry exists.
 	roots *x509.CertPool
@@ -109,43 +112,54 @@ func (s *scopedCache) Get(sessionKey string) (*utls.ClientSessionState, bool) {
 func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
 	e := &cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots}
 	if cs != nil {
-		e.tls13, e.useBy = sessionInfo(cs)
+		e.tls13, e.useBy, e.pskLen = sessionInfo(cs)
 	}
 	s.c.put(e)
 }
 
-// sessionInfo reads the version and, for TLS 1.3, the use-by time from a
-// session's encoding (utls keeps both unexported). It runs once per ticket
-// received, not per handshake.
-func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time) {
-	_, ss, err := cs.ResumptionState()
+// sessionInfo reads the version, for TLS 1.3 the use-by time, and the size
+// of the pre_shared_key extension that offers the ticket, from a session's
+// encoding (utls keeps them unexported). It runs once per ticket received,
+// not per handshake.
+func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time, pskLen int) {
+	ticket, ss, err := cs.ResumptionState()
 	if err != nil || ss == nil {
-		return false, time.Time{}
+		return false, time.Time{}, 0
 	}
 	b, err := ss.Bytes()
 	if err != nil {
-		return false, time.Time{}
+		return false, time.Time{}, 0
 	}
 	s := cryptobyte.String(b)
-	var vers uint16
+	var vers, suite uint16
 	var typ uint8
 	var ignored cryptobyte.String
 	var earlyData, ems uint8
-	if !s.ReadUint16(&vers) || !s.ReadUint8(&typ) || !s.Skip(2+8) ||
+	if !s.ReadUint16(&vers) || !s.ReadUint8(&typ) || !s.ReadUint16(&suite) {
+		return false, time.Time{}, 0
+	}
+	if vers != utls.VersionTLS13 {
+		return false, time.Time{}, 0
+	}
+	hashLen := 32
+	if suite == utls.TLS_AES_256_GCM_SHA384 {
+		hashLen = 48
+	}
+	// type, length; identities length; identity, obfuscated age; binders
+	// length; binder.
+	pskLen = 4 + 2 + 2 + len(ticket) + 4 + 2 + 1 + hashLen
+	if !s.Skip(8) ||
 		!s.ReadUint8LengthPrefixed(&ignored) || !s.ReadUint24LengthPrefixed(&ignored) ||
 		!s.ReadUint8(&ems) || !s.ReadUint8(&earlyData) ||
 		!s.ReadUint24LengthPrefixed(&ignored) || !s.ReadUint24LengthPrefixed(&ignored) {
-		return vers == utls.VersionTLS13, time.Time{}
-	}
-	if vers != utls.VersionTLS13 {
-		return false, time.Time{}
+		return true, time.Time{}, pskLen
 	}
 	if earlyData == 1 && !s.ReadUint8LengthPrefixed(&ignored) {
-		return true, time.Time{}
+		return true, time.Time{}, pskLen
 	}
 	var use uint64
 	if typ != 2 || !s.ReadUint64(&use) {
-		return true, time.Time{}
+		return true, time.Time{}, pskLen
 	}
-	return true, time.Unix(int64(use), 0)
+	return true, time.Unix(int64(use), 0), pskLen
 }

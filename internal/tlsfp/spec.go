@@ -13,6 +13,7 @@ import (
 
 // extension code points this file treats specially.
 const (
+	extPSK           = 41
 	extSessionTicket = 35
 	extALPS          = 17513
 	extALPSNew       = 17613
@@ -38,8 +39,21 @@ type echShape struct {
 	kdf         uint16
 	aeads       []uint16
 	encLen      int
-	payloadLens []int
+	payloadLens []int // the profile's set; nil when the length grows
+	// grows: the browser sizes the payload like a real encrypted inner
+	// hello (Firefox), so it is base plus, on a resumed connection, the
+	// pre_shared_key extension rounded up to echBlock bytes. Fitted to
+	// Firefox 153's recordings: 239 bytes without a PSK, 399 with a
+	// 152-byte PSK extension.
+	grows bool
+	base  int
 }
+
+// echBlock is the block an inner hello is padded to (NSS pads the encoded
+// ClientHelloInner to a multiple of 32 bytes).
+const echBlock = 32
+
+func roundUp(n, b int) int { return (n + b - 1) / b * b }
 
 type templateKey struct {
 	p    *profile.Profile
@@ -95,24 +109,28 @@ func compile(p *profile.Profile, alpn []string) (*template, error) {
 	if p == nil {
 		return nil, errors.New("tlsfp: no profile")
 	}
-	hello := p.TLS.Hello
-	if alpn != nil && slices.Equal(alpn, []string{"http/1.1"}) && len(p.TLS.HelloHTTP1) > 0 {
-		hello, alpn = p.TLS.HelloHTTP1, nil
+	// The full hello and, if recorded for the same offer, the resumed one.
+	full, resumed, rewrite := p.TLS.Hello, p.TLS.HelloResumed, alpn
+	if alpn != nil {
+		resumed = nil // recorded with the profile's own offer
+		if slices.Equal(alpn, []string{"http/1.1"}) && len(p.TLS.HelloHTTP1) > 0 {
+			full, rewrite = p.TLS.HelloHTTP1, nil
+		}
 	}
-	t, err := parseHello(p, hello, false)
+	t, err := parseHello(p, full, false)
 	if err != nil {
 		return nil, err
 	}
-	if alpn != nil {
-		if err := t.setALPN(alpn); err != nil {
+	if rewrite != nil {
+		if err := t.setALPN(rewrite); err != nil {
 			return nil, fmt.Errorf("tlsfp: profile %s: %w", p.Name, err)
 		}
 	}
 	if !t.tls13 {
 		return t, nil
 	}
-	if len(p.TLS.HelloResumed) > 0 && alpn == nil {
-		r, err := parseHello(p, p.TLS.HelloResumed, true)
+	if len(resumed) > 0 {
+		r, err := parseHello(p, resumed, true)
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +148,7 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 		return nil, fmt.Errorf("tlsfp: profile %s: recorded hello: %w", p.Name, err)
 	}
 	t := &template{spec: *spec, shuffle: p.TLS.ShuffleExtensions}
+	hasPSK := false
 	for _, e := range t.spec.Extensions {
 		switch e := e.(type) {
 		case *utls.SupportedVersionsExtension:
@@ -144,7 +163,16 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 			if !resumed {
 				return nil, fmt.Errorf("tlsfp: profile %s: the full-handshake hello carries a pre_shared_key", p.Name)
 			}
+			hasPSK = true
 		}
+	}
+	if resumed && !hasPSK {
+		return nil, fmt.Errorf("tlsfp: profile %s: the resumed hello has no pre_shared_key", p.Name)
+	}
+	if resumed && t.ech != nil && t.ech.grows {
+		// The recorded payload includes the recorded PSK; keep the base.
+		body, _ := findExtension(hello, extPSK)
+		t.ech.base -= roundUp(4+len(body), echBlock)
 	}
 	return t, nil
 }
@@ -163,6 +191,10 @@ func (t *template) deriveResumed(b profile.Browser) *template {
 		r.spec.Extensions = append(r.spec.Extensions, e)
 	}
 	r.spec.Extensions = append(r.spec.Extensions, &utls.UtlsPreSharedKeyExtension{})
+	if t.ech != nil {
+		e := *t.ech
+		r.ech = &e
+	}
 	return &r
 }
 
@@ -226,7 +258,7 @@ func parseECH(record []byte, lens []int, aeads []uint16) (*echShape, error) {
 	}
 	s.payloadLens = lens
 	if len(s.payloadLens) == 0 {
-		s.payloadLens = []int{recorded}
+		s.grows, s.base = true, recorded
 	}
 	return s, nil
 }
@@ -260,7 +292,11 @@ func findExtension(record []byte, id uint16) ([]byte, bool) {
 // (uTLS mutates them), SNI set, GREASE values the uTLS preset leaves fixed
 // redrawn, GREASE ECH redrawn, and the extensions shuffled when the
 // browser does. It does no parsing.
-func (t *template) build(g *rng, serverName string) *utls.ClientHelloSpec {
+//
+// pskLen is the length of the pre_shared_key extension uTLS will write
+// (0 for a full handshake); a browser whose GREASE ECH tracks the inner
+// hello's size grows the ECH payload by it.
+func (t *template) build(g *rng, serverName string, pskLen int) *utls.ClientHelloSpec {
 	spec := &utls.ClientHelloSpec{
 		CipherSuites:       t.spec.CipherSuites, // copied by ApplyPreset
 		CompressionMethods: t.spec.CompressionMethods,
@@ -302,7 +338,7 @@ func (t *template) build(g *rng, serverName string) *utls.ClientHelloSpec {
 		case utls.PreSharedKeyExtension:
 			exts[i] = &utls.UtlsPreSharedKeyExtension{}
 		case *utls.GREASEEncryptedClientHelloExtension:
-			exts[i] = t.ech.generic(g)
+			exts[i] = t.ech.generic(g, pskLen)
 		default:
 			exts[i] = shallowCopy(e)
 		}
@@ -351,9 +387,17 @@ func shuffle(exts []utls.TLSExtension, g *rng) {
 // of the recorded length and a random payload of a length the browser
 // uses. It is a generic extension so that every byte comes from the
 // Config's randomness (uTLS's own GREASE ECH reads crypto/rand directly).
-func (s *echShape) generic(g *rng) *utls.GenericExtension {
-	n := s.payloadLens[0]
-	if len(s.payloadLens) > 1 {
+func (s *echShape) generic(g *rng, pskLen int) *utls.GenericExtension {
+	var n int
+	switch {
+	case s.grows:
+		n = s.base
+		if pskLen > 0 {
+			n += roundUp(pskLen, echBlock)
+		}
+	case len(s.payloadLens) == 1:
+		n = s.payloadLens[0]
+	default:
 		n = s.payloadLens[g.intn(len(s.payloadLens))]
 	}
 	aead := s.aeads[0]

@@ -168,25 +168,25 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, error) {
 		OmitEmptyPsk:                       true,
 		PreferSkipResumptionOnNilExtension: true,
 	}
-	tpl := t
+	tpl, pskLen := t, 0
 	if cfg.Sessions != nil {
 		sc := &scopedCache{c: cfg.Sessions, scope: scopeKey(cfg, roots), roots: roots}
 		if e := cfg.Sessions.get(sc.scope+serverName, time.Now()); e != nil {
 			sc.pinned = e
 			if e.tls13 && t.resumed != nil {
-				tpl = t.resumed
+				tpl, pskLen = t.resumed, e.pskLen
 			}
 		}
 		ucfg.ClientSessionCache = sc
 	}
-	return applyTemplate(nc, ucfg, tpl, cfg.Profile.Name)
+	return applyTemplate(nc, ucfg, tpl, pskLen, cfg.Profile.Name)
 }
 
 // applyTemplate builds this connection's hello from tpl and applies it to a
 // new uTLS client.
-func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, name string) (*utls.UConn, error) {
+func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, pskLen int, name string) (*utls.UConn, error) {
 	g := newRNG(ucfg.Rand)
-	spec := tpl.build(g, ucfg.ServerName)
+	spec := tpl.build(g, ucfg.ServerName, pskLen)
 	if g.err != nil {
 		return nil, g.err
 	}
