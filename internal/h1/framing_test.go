@@ -149,7 +149,7 @@ func TestRequestBodyLengthMismatch(t *testing.T) {
 				resp.Body.Close()
 				return
 			}
-			if !errorsIs(err, ErrBodyLength) {
+			if !errors.Is(err, ErrBodyLength) {
 				t.Fatalf("err %v", err)
 			}
 		})
@@ -206,28 +206,6 @@ func TestChunkedB3(t *testing.T) {
 		{id: "C-11", name: "binary zeros", resp: te + "4\r\n\x00\x00\x00\x00\r\n0\r\n\r\n", status: 200, body: "\x00\x00\x00\x00", reuse: true},
 		{id: "C-12", name: "missing zero digit", resp: te + "3\r\nabc\r\n\r\n\r\n", body: "abc", bodyErr: ErrChunked},
 	})
-}
-
-func errorsIs(err, target error) bool {
-	for range 100 {
-		if err == target {
-			return true
-		}
-		switch e := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, x := range e.Unwrap() {
-				if errorsIs(x, target) {
-					return true
-				}
-			}
-			return false
-		case interface{ Unwrap() error }:
-			err = e.Unwrap()
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // TestUncleanCloseF10: a close-delimited body ended by an unclean close (as
