@@ -31,8 +31,11 @@ type Request struct {
 	// "http://h/p" (absolute-form, for proxies).
 	Target string
 	Header fields.Header
-	// Body is the request body; nil means none. An *os.File, io.WriterTo or
-	// a net.Conn's io.ReaderFrom keep the kernel copy path for known lengths.
+	// Body is the request body; nil means none. With a known length over
+	// 16 KiB, an *os.File goes through the connection's io.ReaderFrom
+	// (sendfile on TCP), an io.WriterTo writes straight to the connection,
+	// and other readers are copied through one per-connection buffer.
+	// Unknown lengths are read into the write buffer and sent chunked.
 	Body io.Reader
 	// BodyBytes is an alternative to Body when the caller has the bytes. Up
 	// to 16 KiB goes in the same write as the head; more goes as one
@@ -438,6 +441,8 @@ func (c *Conn) copyErr(err error) error {
 	return c.srcErr(fmt.Errorf("h1: reading request body: %w", err))
 }
 
+// writerOnly hides a connection's ReadFrom, whose generic fallback would
+// allocate a copy buffer per request.
 type writerOnly struct{ w io.Writer }
 
 func (w writerOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
@@ -468,6 +473,7 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// errLimit stops a WriterTo source that writes more than declared.
 var errLimit = errors.New("h1: body longer than declared")
 
 // streamChunked sends body chunked: each read lands in the buffer after a
