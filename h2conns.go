@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 
@@ -17,7 +18,7 @@ import (
 // away; so does this.
 type h2Conns struct {
 	mu     sync.Mutex
-	conns  map[pool.Key][]*h2.ClientConn
+	conns  map[pool.Key][]*conn // HTTP/2 conns only
 	known  map[pool.Key]bool // the origin negotiated h2 before
 	closed bool
 	dials  singleflight.Group
@@ -30,7 +31,8 @@ func (st *transportState) h2Get(key pool.Key) *conn {
 	defer hc.mu.Unlock()
 	list := hc.conns[key]
 	for i := 0; i < len(list); i++ {
-		cc := list[i]
+		c := list[i]
+		cc := c.h2
 		if cc.Err() != nil {
 			list = append(list[:i], list[i+1:]...)
 			i--
@@ -38,7 +40,7 @@ func (st *transportState) h2Get(key pool.Key) *conn {
 		}
 		if cc.ReserveNewRequest() {
 			hc.conns[key] = list
-			return &conn{st: st, key: key, h2: cc, pooled: true}
+			return c
 		}
 	}
 	if len(list) == 0 {
@@ -55,35 +57,35 @@ func (st *transportState) h2Known(key pool.Key) bool {
 	return st.h2s.known[key]
 }
 
-// h2Add keeps cc for later requests of key.
-func (st *transportState) h2Add(key pool.Key, cc *h2.ClientConn) {
+// h2Add keeps c, an HTTP/2 connection, for later requests of key.
+func (st *transportState) h2Add(key pool.Key, c *conn) {
 	hc := &st.h2s
 	hc.mu.Lock()
 	if hc.closed {
 		hc.mu.Unlock()
-		cc.Close()
+		c.h2.Close()
 		return
 	}
 	if hc.conns == nil {
-		hc.conns = make(map[pool.Key][]*h2.ClientConn)
+		hc.conns = make(map[pool.Key][]*conn)
 		hc.known = make(map[pool.Key]bool)
 	}
-	hc.conns[key] = append(hc.conns[key], cc)
+	hc.conns[key] = append(hc.conns[key], c)
 	hc.known[key] = true
 	hc.mu.Unlock()
 }
 
 // h2Dial opens one more HTTP/2 connection for key, coalescing concurrent
 // callers onto one dial, and reserves a stream on it.
-func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options) (*conn, bool, error) {
+func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, bool, error) {
 	for try := 0; try < 3; try++ {
 		ch := st.h2s.dials.DoChan(fmt.Sprint(key), func() (any, error) {
-			c, err := st.dialConn(context.WithoutCancel(ctx), key, o)
+			c, err := st.dialConn(context.WithoutCancel(ctx), key, o, trace)
 			if err != nil {
 				return nil, err
 			}
 			if c.h2 != nil {
-				st.h2Add(key, c.h2)
+				st.h2Add(key, c)
 			}
 			// An origin that stopped offering h2 gives an HTTP/1.1
 			// connection, used once outside the pool's count.
@@ -123,11 +125,11 @@ func (hc *h2Conns) take(all bool) []*h2.ClientConn {
 	var out []*h2.ClientConn
 	for key, list := range hc.conns {
 		kept := list[:0]
-		for _, cc := range list {
-			if all || cc.Idle() {
-				out = append(out, cc)
+		for _, c := range list {
+			if all || c.h2.Idle() {
+				out = append(out, c.h2)
 			} else {
-				kept = append(kept, cc)
+				kept = append(kept, c)
 			}
 		}
 		if len(kept) == 0 {

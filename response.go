@@ -26,6 +26,9 @@ type Response struct {
 
 	// URL is the URL this response answers: the last of a redirect chain.
 	URL string
+	// Timings says where the time of the request that got this response
+	// went (the last hop of a redirect chain).
+	Timings Timings
 
 	h1    h1.Response
 	h2req h2.Request

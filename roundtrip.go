@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http/httptrace"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/internal/h1"
@@ -35,14 +37,28 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	resp := &Response{}
 	resp.h1.Header = resp.hdr[:0]
 	resp.url = u
+	trace := httptrace.ContextClientTrace(ctx)
+	tm := &resp.Timings
+	tm.Start = time.Now()
 	for attempt := 0; ; attempt++ {
-		c, reused, err := st.getConn(ctx, key, o)
+		if trace != nil && trace.GetConn != nil {
+			trace.GetConn(u.addr)
+		}
+		c, reused, err := st.getConn(ctx, key, o, trace)
 		if err != nil {
 			return nil, err
+		}
+		tm.GotConn, tm.Reused = time.Since(tm.Start), reused
+		if !reused {
+			tm.Connect, tm.TLS = c.times.connect, c.times.tls
+		}
+		if trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: reused, WasIdle: reused})
 		}
 		if c.h2 != nil {
 			err := st.roundTripH2(ctx, c, req, u, b, o, x, resp)
 			if err == nil {
+				resp.gotHead(trace)
 				return resp, nil
 			}
 			if attempt == 0 && (replayable || b.r == nil) && h2.CanRetry(err) && ctx.Err() == nil {
@@ -66,6 +82,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		r.Body, r.BodyBytes, r.Header = nil, nil, r.Header[:0]
 		if err == nil {
 			resp.fill(method)
+			resp.gotHead(trace)
 			return resp, nil
 		}
 		// RoundTrip closed the connection and will not call Release.
@@ -109,6 +126,25 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 	}
 	resp.fillH2(hr)
 	return nil
+}
+
+// gotHead records the head's arrival and reports it to trace. The write
+// events are reported here too, in their order: the engines do not report
+// the end of the write separately yet.
+func (r *Response) gotHead(trace *httptrace.ClientTrace) {
+	r.Timings.Head = time.Since(r.Timings.Start)
+	if trace == nil {
+		return
+	}
+	if trace.WroteHeaders != nil {
+		trace.WroteHeaders()
+	}
+	if trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
+	}
 }
 
 // abandon gives up a connection the h1 engine will not release: closed, or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptrace"
 	"runtime"
 	"sync"
 	"time"
@@ -151,6 +152,8 @@ type conn struct {
 	h2     *h2.ClientConn
 	req    h1.Request // reused: one request at a time per HTTP/1.1 conn
 	pooled bool       // false for isolated calls
+	nc     net.Conn   // the connection as dialed (TLS included), for tracing
+	times  dialTimes  // how long dialing took; reported by the first request
 }
 
 func (c *conn) Close() error {
@@ -174,9 +177,9 @@ func (c *conn) onRelease(_ *h1.Conn, reusable bool) {
 
 // getConn returns a connection for key: an HTTP/2 connection with a stream
 // reserved, a pooled idle HTTP/1.1 one, or a new one.
-func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options) (*conn, bool, error) {
+func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, bool, error) {
 	if o.isolated {
-		c, err := st.dialConn(ctx, key, o)
+		c, err := st.dialConn(ctx, key, o, trace)
 		return c, false, err
 	}
 	if key.Scheme == "https" {
@@ -184,7 +187,7 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options)
 			return c, true, nil
 		}
 		if st.h2Known(key) {
-			return st.h2Dial(ctx, key, o)
+			return st.h2Dial(ctx, key, o, trace)
 		}
 	}
 	c, ok, err := st.pool.Get(ctx, key)
@@ -197,7 +200,7 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options)
 	if ok {
 		return c, true, nil
 	}
-	c, err = st.dialConn(ctx, key, o)
+	c, err = st.dialConn(ctx, key, o, trace)
 	if err != nil {
 		st.pool.Drop(key)
 		return nil, false, err
@@ -205,7 +208,7 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options)
 	if c.h2 != nil {
 		// The slot was for an HTTP/1.1 connection; HTTP/2 ones live apart.
 		st.pool.Drop(key)
-		st.h2Add(key, c.h2)
+		st.h2Add(key, c)
 		return c, false, nil
 	}
 	c.pooled = true
@@ -214,23 +217,33 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options)
 
 // dialConn opens a connection for key: TCP, then for https TLS with the
 // profile's ClientHello, and HTTP/2 when ALPN picks it.
-func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options) (*conn, error) {
+func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, error) {
 	if o.proxy != "" {
 		return nil, fmt.Errorf("guise: proxies are not supported yet (%q)", redact(o.proxy))
 	}
-	nc, err := st.dial(ctx, "tcp", key.Addr)
+	c := &conn{st: st, key: key}
+	nc, err := st.dialTCP(ctx, key.Addr, &c.times)
 	if err != nil {
 		if ctx.Err() == nil && isTimeout(err) {
 			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
 		}
 		return nil, err
 	}
-	c := &conn{st: st, key: key}
 	if key.Scheme == "https" {
+		if trace != nil && trace.TLSHandshakeStart != nil {
+			trace.TLSHandshakeStart()
+		}
+		start := time.Now()
 		tc, state, err := st.handshake(ctx, nc, key, o)
+		c.times.tls = time.Since(start)
+		if trace != nil && trace.TLSHandshakeDone != nil {
+			host, _, _ := net.SplitHostPort(key.Addr)
+			trace.TLSHandshakeDone(tlsState(state, host), err)
+		}
 		if err != nil {
 			return nil, err
 		}
+		c.nc = tc
 		if state.ALPN == "h2" {
 			cc, err := h2.NewClientConn(tc, o.profile.h2)
 			if err != nil {
@@ -248,6 +261,9 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 			return c, nil
 		}
 		nc = tc
+	}
+	if c.nc == nil {
+		c.nc = nc
 	}
 	c.h1 = h1.NewConn(nc, &st.h1)
 	c.h1.SetRelease(c.onRelease)

@@ -1,0 +1,93 @@
+package guise
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recorder is a ClientTrace that notes the events in order.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(e string) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
+
+func (r *recorder) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GetConn:              func(string) { r.add("GetConn") },
+		DNSStart:             func(httptrace.DNSStartInfo) { r.add("DNSStart") },
+		DNSDone:              func(httptrace.DNSDoneInfo) { r.add("DNSDone") },
+		ConnectStart:         func(string, string) { r.add("ConnectStart") },
+		ConnectDone:          func(_, _ string, err error) { r.add("ConnectDone") },
+		TLSHandshakeStart:    func() { r.add("TLSHandshakeStart") },
+		TLSHandshakeDone:     func(s tls.ConnectionState, err error) { r.add("TLSHandshakeDone:" + s.NegotiatedProtocol) },
+		GotConn:              func(i httptrace.GotConnInfo) { r.add(map[bool]string{true: "GotConn:reused", false: "GotConn:new"}[i.Reused]) },
+		WroteHeaders:         func() { r.add("WroteHeaders") },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { r.add("WroteRequest") },
+		GotFirstResponseByte: func() { r.add("GotFirstResponseByte") },
+	}
+}
+
+func TestClientTraceEvents(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(hello))
+	defer ts.Close()
+	var s Session
+	defer s.Close()
+	rec := &recorder{}
+	ctx := httptrace.WithClientTrace(context.Background(), rec.trace())
+	url := strings.Replace(ts.URL, "127.0.0.1", "localhost", 1)
+	for i := 0; i < 2; i++ {
+		resp, err := s.Get(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Bytes()
+		if i == 0 && (resp.Timings.Reused || resp.Timings.Connect <= 0 || resp.Timings.Head < resp.Timings.GotConn) {
+			t.Errorf("first request timings %+v", resp.Timings)
+		}
+		if i == 1 && (!resp.Timings.Reused || resp.Timings.Connect != 0) {
+			t.Errorf("second request timings %+v", resp.Timings)
+		}
+	}
+	want := []string{"GetConn", "DNSStart", "DNSDone", "ConnectStart", "ConnectDone", "GotConn:new",
+		"WroteHeaders", "WroteRequest", "GotFirstResponseByte",
+		"GetConn", "GotConn:reused", "WroteHeaders", "WroteRequest", "GotFirstResponseByte"}
+	if !slices.Equal(rec.events, want) {
+		t.Fatalf("events\n got %v\nwant %v", rec.events, want)
+	}
+}
+
+func TestClientTraceTLS(t *testing.T) {
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(hello))
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	defer ts.Close()
+	s := &Session{RootCAs: ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	defer s.Close()
+	rec := &recorder{}
+	ctx := httptrace.WithClientTrace(context.Background(), rec.trace())
+	resp, err := s.Get(ctx, ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Bytes()
+	if resp.Proto != "HTTP/2.0" {
+		t.Fatalf("proto %s", resp.Proto)
+	}
+	want := []string{"GetConn", "ConnectStart", "ConnectDone", "TLSHandshakeStart", "TLSHandshakeDone:h2", "GotConn:new",
+		"WroteHeaders", "WroteRequest", "GotFirstResponseByte"}
+	if !slices.Equal(rec.events, want) {
+		t.Fatalf("events\n got %v\nwant %v", rec.events, want)
+	}
+	if resp.Timings.TLS <= 0 {
+		t.Errorf("no TLS time: %+v", resp.Timings)
+	}
+}
