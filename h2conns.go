@@ -19,7 +19,7 @@ import (
 type h2Conns struct {
 	mu     sync.Mutex
 	conns  map[pool.Key][]*conn // HTTP/2 conns only
-	known  map[pool.Key]bool // the origin negotiated h2 before
+	known  map[pool.Key]bool    // the origin negotiated h2 before
 	closed bool
 	dials  singleflight.Group
 }

@@ -22,14 +22,16 @@ func (r *recorder) add(e string) { r.mu.Lock(); r.events = append(r.events, e); 
 
 func (r *recorder) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		GetConn:              func(string) { r.add("GetConn") },
-		DNSStart:             func(httptrace.DNSStartInfo) { r.add("DNSStart") },
-		DNSDone:              func(httptrace.DNSDoneInfo) { r.add("DNSDone") },
-		ConnectStart:         func(string, string) { r.add("ConnectStart") },
-		ConnectDone:          func(_, _ string, err error) { r.add("ConnectDone") },
-		TLSHandshakeStart:    func() { r.add("TLSHandshakeStart") },
-		TLSHandshakeDone:     func(s tls.ConnectionState, err error) { r.add("TLSHandshakeDone:" + s.NegotiatedProtocol) },
-		GotConn:              func(i httptrace.GotConnInfo) { r.add(map[bool]string{true: "GotConn:reused", false: "GotConn:new"}[i.Reused]) },
+		GetConn:           func(string) { r.add("GetConn") },
+		DNSStart:          func(httptrace.DNSStartInfo) { r.add("DNSStart") },
+		DNSDone:           func(httptrace.DNSDoneInfo) { r.add("DNSDone") },
+		ConnectStart:      func(string, string) { r.add("ConnectStart") },
+		ConnectDone:       func(_, _ string, err error) { r.add("ConnectDone") },
+		TLSHandshakeStart: func() { r.add("TLSHandshakeStart") },
+		TLSHandshakeDone:  func(s tls.ConnectionState, err error) { r.add("TLSHandshakeDone:" + s.NegotiatedProtocol) },
+		GotConn: func(i httptrace.GotConnInfo) {
+			r.add(map[bool]string{true: "GotConn:reused", false: "GotConn:new"}[i.Reused])
+		},
 		WroteHeaders:         func() { r.add("WroteHeaders") },
 		WroteRequest:         func(httptrace.WroteRequestInfo) { r.add("WroteRequest") },
 		GotFirstResponseByte: func() { r.add("GotFirstResponseByte") },
