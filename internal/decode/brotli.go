@@ -1,0 +1,46 @@
+package decode
+
+import (
+	"io"
+	"sync"
+
+	"github.com/andybalholm/brotli"
+)
+
+var brotliPool = sync.Pool{New: func() any {
+	d := &brotliDec{}
+	d.r = brotli.NewReader(&d.in)
+	return d
+}}
+
+// brotliDec decodes "br". The window is at most 16 MiB: the large-window extension
+// is not accepted, as in browsers.
+type brotliDec struct {
+	in relay
+	r  *brotli.Reader
+}
+
+func newBrotli() decoder { return brotliPool.Get().(*brotliDec) }
+
+func (d *brotliDec) start(src io.Reader) {
+	d.in.r = src
+	d.r.Reset(&d.in)
+}
+
+func (d *brotliDec) release() {
+	d.in.r = nil
+	brotliPool.Put(d)
+}
+
+func (d *brotliDec) Read(p []byte) (int, error) { return d.r.Read(p) }
+
+// relay lets a pooled decoder keep pointing at one reader while the body behind it
+// changes; release sets r to nil so that an idle decoder holds no body.
+type relay struct{ r io.Reader }
+
+func (r *relay) Read(p []byte) (int, error) {
+	if r.r == nil {
+		return 0, ErrClosed
+	}
+	return r.r.Read(p)
+}
