@@ -20,6 +20,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -74,10 +75,12 @@ func main() {
 	base := fromRecording(chrome, profile.Chrome, 156, profile.LatestOpen)
 	base.TLS.ShuffleExtensions = true
 	base.TLS.HelloHTTP1, base.TLS.HelloResumed = chromeExtra.hellos()
+	base.Headers = append(base.Headers, chromeExtra.h1Sets()...)
+	base.HTTP1.Recorded = true
 	// Chrome picks its GREASE ECH payload length from these per connection
 	// (the shared recordings' README; the three recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos recorded from the same browser with profile/record.go (testdata/recordings/chromium-156-extra.json)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/record.go (testdata/recordings/chromium-156-extra.json)"
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -92,13 +95,12 @@ func main() {
 		p.Name = profile.CanonicalName(p.Browser, p.Version, p.OS)
 		p.Recorded = true
 		p.Source = recSrc + "; header values derived for desktop Google Chrome on " + v.os.String() +
-			": user-agent, sec-ch-ua (brand list for major 156 with \"Google Chrome\"), sec-ch-ua-platform" + h1Note
+			": user-agent, sec-ch-ua (brand list for major 156 with \"Google Chrome\"), sec-ch-ua-platform"
 		setValues(p, map[string]string{
 			"user-agent":         "Mozilla/5.0 (" + v.uaOS + ") AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36",
 			"sec-ch-ua":          `"Not:A-Brand";v="8", "Chromium";v="156", "Google Chrome";v="156"`,
 			"sec-ch-ua-platform": v.platform,
 		})
-		addH1(p, chromeH1)
 		out = append(out, p)
 
 		if v.os == profile.Linux {
@@ -108,7 +110,7 @@ func main() {
 		e.Browser = profile.Edge
 		e.Name = profile.CanonicalName(e.Browser, e.Version, e.OS)
 		e.Recorded = false
-		e.Source = "not recorded: Microsoft Edge 156 is Chromium 156, so the TLS and HTTP/2 wire format are taken from the chromium 156 recording (testdata/recordings/chromium-156.json), assumed identical; header values from Edge's public user-agent and brand format (\"Microsoft Edge\", Edg/156.0.0.0)" + h1Note
+		e.Source = "not recorded: Microsoft Edge 156 is Chromium 156, so the TLS and HTTP/2 wire format are taken from the chromium 156 recording (testdata/recordings/chromium-156.json), assumed identical; header values from Edge's public user-agent and brand format (\"Microsoft Edge\", Edg/156.0.0.0)"
 		setValues(e, map[string]string{
 			"user-agent": "Mozilla/5.0 (" + v.uaOS + ") AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36 Edg/156.0.0.0",
 			"sec-ch-ua":  `"Not:A-Brand";v="8", "Chromium";v="156", "Microsoft Edge";v="156"`,
@@ -124,19 +126,60 @@ func main() {
 	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos recorded from the same browser with profile/record.go (testdata/recordings/firefox-esr-153-extra.json)" + h1Note
-	addH1(ff, firefoxH1)
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/record.go (testdata/recordings/firefox-esr-153-extra.json)"
+	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
+	ff.HTTP1.Recorded = true
 	out = append(out, ff)
 
 	write(out)
 }
 
-const h1Note = "; HTTP/1.1 header sets derived, not recorded: the h2 sets' values and relative order, the browser's HTTP/1.1 name case, Host first, Connection: keep-alive added, h2-only fields (priority for Chrome, te) dropped"
-
-// extra holds the hellos profile/record.go captured.
+// extra holds what profile/record.go captured: hellos and raw HTTP/1.1
+// request heads.
 type extra struct {
-	HTTP1   string `json:"hello_http1_hex"`
-	Resumed string `json:"hello_resumed_hex"`
+	HTTP1   string   `json:"hello_http1_hex"`
+	Resumed string   `json:"hello_resumed_hex"`
+	Heads   []string `json:"http1_heads"`
+}
+
+// h1Sets turns recorded HTTP/1.1 request heads into header sets, the first
+// head of each kind winning. Host, Referer and Sec-Fetch-Site are
+// per-request; Host and Referer keep their position with an empty value.
+func (e *extra) h1Sets() []profile.HeaderSet {
+	var sets []profile.HeaderSet
+	for _, head := range e.Heads {
+		lines := strings.Split(strings.TrimSuffix(head, "\r\n\r\n"), "\r\n")
+		var h fields.Header
+		for _, l := range lines[1:] {
+			name, value, ok := strings.Cut(l, ": ")
+			if !ok {
+				log.Fatalf("bad header line %q", l)
+			}
+			h = append(h, fields.Field{Name: name, Value: value})
+		}
+		kind := kindOf(h)
+		if kind == 0 || slices.ContainsFunc(sets, func(s profile.HeaderSet) bool { return s.Kind == kind }) {
+			continue
+		}
+		hs := profile.HeaderSet{Kind: kind, Proto: profile.HTTP1}
+		for _, f := range h {
+			switch strings.ToLower(f.Name) {
+			case "host", "referer":
+				f.Value = ""
+				hs.PerRequest = append(hs.PerRequest, f.Name)
+			case "sec-fetch-site":
+				hs.PerRequest = append(hs.PerRequest, f.Name)
+			}
+			hs.Header = append(hs.Header, f)
+		}
+		sets = append(sets, hs)
+	}
+	for _, k := range []profile.RequestKind{profile.Navigate, profile.Fetch, profile.Subresource, profile.Image} {
+		if !slices.ContainsFunc(sets, func(s profile.HeaderSet) bool { return s.Kind == k }) {
+			log.Fatalf("no HTTP/1.1 %v request recorded", k)
+		}
+	}
+	return sets
 }
 
 func readExtra(path string) *extra {
@@ -265,65 +308,6 @@ func setValues(p *profile.Profile, vals map[string]string) {
 			}
 		}
 	}
-}
-
-// h1Rule describes how a browser's HTTP/1.1 head differs from its h2 one.
-type h1Rule struct {
-	lowerPrefix     string // names kept lower case (Chrome's client hints)
-	connectionAfter string // "" : right after Host
-	drop            []string
-}
-
-var (
-	chromeH1  = h1Rule{lowerPrefix: "sec-ch-", drop: []string{"priority"}}
-	firefoxH1 = h1Rule{connectionAfter: "accept-encoding", drop: []string{"te"}}
-)
-
-// addH1 derives an HTTP/1.1 header set from every h2 set.
-func addH1(p *profile.Profile, rule h1Rule) {
-	var sets []profile.HeaderSet
-	for _, hs := range p.Headers {
-		if hs.Proto != profile.H2 {
-			continue
-		}
-		out := profile.HeaderSet{Kind: hs.Kind, Proto: profile.HTTP1}
-		out.Header = append(out.Header, fields.Field{Name: "Host", Value: ""})
-		out.PerRequest = append(out.PerRequest, "Host")
-		conn := fields.Field{Name: "Connection", Value: "keep-alive"}
-		if rule.connectionAfter == "" {
-			out.Header = append(out.Header, conn)
-		}
-		for _, f := range hs.Header {
-			if containsName(rule.drop, f.Name) {
-				continue
-			}
-			name := f.Name
-			if rule.lowerPrefix == "" || !strings.HasPrefix(name, rule.lowerPrefix) {
-				name = titleCase(name)
-			}
-			out.Header = append(out.Header, fields.Field{Name: name, Value: f.Value})
-			if containsName(hs.PerRequest, f.Name) {
-				out.PerRequest = append(out.PerRequest, name)
-			}
-			if f.Name == rule.connectionAfter {
-				out.Header = append(out.Header, conn)
-			}
-		}
-		sets = append(sets, out)
-	}
-	p.Headers = append(p.Headers, sets...)
-}
-
-func titleCase(s string) string {
-	b := []byte(s)
-	up := true
-	for i, c := range b {
-		if up && 'a' <= c && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-		up = c == '-'
-	}
-	return string(b)
 }
 
 func write(ps []*profile.Profile) {

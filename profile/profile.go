@@ -133,9 +133,8 @@ type HTTP2 struct {
 // HTTP1Options is a browser's HTTP/1.1 behaviour beyond its header sets.
 type HTTP1Options struct {
 	// Recorded reports whether the HTTP/1.1 header sets were recorded from
-	// the browser. False: they were derived from the HTTP/2 recording
-	// (same values and relative order, the browser's HTTP/1.1 name case,
-	// Host first, Connection added) as Source describes.
+	// the browser over HTTP/1.1. False: they were derived (Source says
+	// how).
 	Recorded bool
 }
 

@@ -135,8 +135,11 @@ func TestRecordedData(t *testing.T) {
 		if h1 := p.HeaderSet(Navigate, HTTP1); h1 == nil || h1.Header[0].Name != "Host" || h1.Header.Has("priority") {
 			t.Errorf("%s: navigate h1 set %+v", name, h1)
 		}
-		if p.HTTP1.Recorded {
-			t.Errorf("%s: HTTP/1.1 sets claim to be recorded", name)
+		if !p.HTTP1.Recorded {
+			t.Errorf("%s: HTTP/1.1 sets not marked recorded", name)
+		}
+		if h1 := p.HeaderSet(Image, HTTP1); h1 == nil || h1.Header[1].Name != "Connection" || h1.Header[2].Name != "sec-ch-ua-platform" || h1.Header.Get("Referer") != "" {
+			t.Errorf("%s: image h1 set %+v", name, h1)
 		}
 	}
 	if p, _ := Lookup("chrome156-windows"); p.HeaderSet(Fetch, H2).Header.Get("sec-ch-ua-platform") != `"Windows"` {
@@ -167,6 +170,14 @@ func TestRecordedData(t *testing.T) {
 	}
 	if !slices.Equal(ff.HTTP2.PseudoOrder, []string{":method", ":path", ":authority", ":scheme"}) {
 		t.Errorf("firefox pseudo order %q", ff.HTTP2.PseudoOrder)
+	}
+	// Recorded, not derivable from h2: in a fetch() Referer precedes
+	// Connection, and the script request has no Priority.
+	if fe := ff.HeaderSet(Fetch, HTTP1); fe == nil || fe.Header[5].Name != "Referer" || fe.Header[6].Name != "Connection" {
+		t.Errorf("firefox fetch h1 set %+v", fe)
+	}
+	if sc := ff.HeaderSet(Subresource, HTTP1); sc == nil || sc.Header.Has("Priority") || !slices.Equal(sc.PerRequest, []string{"Host", "Referer", "Sec-Fetch-Site"}) {
+		t.Errorf("firefox script h1 set %+v", sc)
 	}
 	sub := ff.HeaderSet(Subresource, H2)
 	if !slices.Equal(sub.PerRequest, []string{"referer", "sec-fetch-site"}) || sub.Header.Get("referer") != "" {

@@ -6,7 +6,9 @@
 // HTTPS on 127.0.0.1 with a fresh CA (written to ca.pem for the browser to
 // trust), answers every request with "Connection: close" so that a page's
 // sub-resources open new connections that resume the first one's session,
-// and prints one line per connection: index, resumed, ALPN, record hex.
+// and prints one line per connection: index, resumed, ALPN, record hex. On
+// HTTP/1.1 connections it also prints each raw request head, as
+// "HEAD <connection> <Go-quoted bytes>".
 //
 //	go run record.go -addr 127.0.0.1:18444 -alpn h2,http/1.1 -ca /tmp/ca.pem > hellos.txt
 //
@@ -79,6 +81,11 @@ func main() {
 			io.WriteString(w, `<html><body><img src=/a.png><script src=/b.js></script><img src=/c.png></body></html>`)
 			return
 		}
+		if r.URL.Path == "/b.js" {
+			w.Header().Set("Content-Type", "text/javascript")
+			io.WriteString(w, `fetch('/api/fetch').then(r => r.text());`)
+			return
+		}
 		io.WriteString(w, "x")
 	})}
 	log.Fatal(srv.Serve(&recorder{Listener: ln, cfg: cfg}))
@@ -121,9 +128,34 @@ func (l *recorder) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		l.n++
 		fmt.Printf("%d %v %s %s\n", l.n, st.DidResume, st.NegotiatedProtocol, hex.EncodeToString(rec))
+		n := l.n
 		l.mu.Unlock()
+		if st.NegotiatedProtocol == "http/1.1" {
+			return &headConn{Conn: tc, n: n}, nil
+		}
 		return tc, nil
 	}
+}
+
+// headConn prints the raw HTTP/1.1 request heads read through it.
+type headConn struct {
+	net.Conn
+	n   int
+	buf []byte
+}
+
+func (c *headConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.buf = append(c.buf, p[:n]...)
+	for {
+		i := bytes.Index(c.buf, []byte("\r\n\r\n"))
+		if i < 0 {
+			break
+		}
+		fmt.Printf("HEAD %d %q\n", c.n, c.buf[:i+4])
+		c.buf = c.buf[i+4:]
+	}
+	return n, err
 }
 
 type prefixConn struct {
