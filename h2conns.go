@@ -78,9 +78,10 @@ func (st *transportState) h2Add(key pool.Key, c *conn) {
 // h2Dial opens one more HTTP/2 connection for key, coalescing concurrent
 // callers onto one dial, and reserves a stream on it.
 func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, bool, error) {
+	oc := *o // a copy, so that o itself does not escape on the hot path
 	for try := 0; try < 3; try++ {
 		ch := st.h2s.dials.DoChan(fmt.Sprint(key), func() (any, error) {
-			c, err := st.dialConn(context.WithoutCancel(ctx), key, o, trace)
+			c, err := st.dialConn(context.WithoutCancel(ctx), key, &oc, trace)
 			if err != nil {
 				return nil, err
 			}

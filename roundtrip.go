@@ -31,6 +31,9 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	if err != nil {
 		return nil, err
 	}
+	if err := validHeader(req.Header); err != nil {
+		return nil, err
+	}
 	b, replayable := req.body()
 	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Proxy: o.proxy, Profile: o.profile.p.Name, TLS: o.tlsID()}
 
@@ -92,6 +95,20 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		}
 		return nil, classify(ctx, err)
 	}
+}
+
+// validHeader refuses a caller's field that could not go on the wire as
+// given, before any connection is made.
+func validHeader(h Header) error {
+	for _, f := range h {
+		if !fields.ValidName(f.Name) {
+			return fmt.Errorf("%w: invalid header field name %q", ErrRefusedToSend, f.Name)
+		}
+		if !fields.ValidValue(f.Value) {
+			return fmt.Errorf("%w: invalid value for header field %q", ErrRefusedToSend, f.Name)
+		}
+	}
+	return nil
 }
 
 // roundTripH2 sends req on a stream of c, whose slot getConn reserved.
