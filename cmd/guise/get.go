@@ -22,34 +22,39 @@ import (
 
 // Exit codes, as curl's where curl has one, so scripts can branch on them.
 const (
-	exitUsage     = 2
-	exitURL       = 3  // CURLE_URL_MALFORMAT
-	exitResolve   = 6  // CURLE_COULDNT_RESOLVE_HOST
-	exitConnect   = 7  // CURLE_COULDNT_CONNECT
-	exitHTTP      = 22 // CURLE_HTTP_RETURNED_ERROR (with --fail)
-	exitWrite     = 23 // CURLE_WRITE_ERROR
-	exitTimeout   = 28 // CURLE_OPERATION_TIMEDOUT
-	exitTLS       = 35 // CURLE_SSL_CONNECT_ERROR
-	exitRecv      = 56 // CURLE_RECV_ERROR
-	exitProtocol  = 8  // CURLE_WEIRD_SERVER_REPLY
-	exitCancelled = 130
+	exitUsage            = 2
+	exitURL              = 3  // CURLE_URL_MALFORMAT
+	exitResolve          = 6  // CURLE_COULDNT_RESOLVE_HOST
+	exitConnect          = 7  // CURLE_COULDNT_CONNECT
+	exitHTTP             = 22 // CURLE_HTTP_RETURNED_ERROR (with --fail)
+	exitWrite            = 23 // CURLE_WRITE_ERROR
+	exitTimeout          = 28 // CURLE_OPERATION_TIMEDOUT
+	exitTLS              = 35 // CURLE_SSL_CONNECT_ERROR
+	exitRecv             = 56 // CURLE_RECV_ERROR
+	exitProtocol         = 8  // CURLE_WEIRD_SERVER_REPLY
+	exitTooManyRedirects = 47 // CURLE_TOO_MANY_REDIRECTS
+	exitCancelled        = 130
 )
 
 type getFlags struct {
-	method   string
-	headers  []string
-	data     []string
-	output   string
-	include  bool
-	head     bool
-	verbose  bool
-	insecure bool
-	fail     bool
-	silent   bool
-	profile  string
-	resolve  []string
-	timeout  time.Duration
-	kind     string
+	method    string
+	headers   []string
+	data      []string
+	output    string
+	include   bool
+	head      bool
+	verbose   bool
+	insecure  bool
+	fail      bool
+	silent    bool
+	profile   string
+	resolve   []string
+	timeout   time.Duration
+	kind      string
+	location  bool
+	maxRedirs int
+	proxy     string
+	referer   string
 }
 
 func newGetCmd() *cobra.Command {
@@ -81,6 +86,10 @@ func newGetCmd() *cobra.Command {
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
 	fl.DurationVarP(&f.timeout, "max-time", "m", 0, "whole-request time limit, e.g. 30s")
 	fl.StringVar(&f.kind, "kind", "navigate", "request kind for the default headers: navigate, fetch, subresource")
+	fl.BoolVarP(&f.location, "location", "L", false, "follow redirects as a browser does")
+	fl.IntVar(&f.maxRedirs, "max-redirs", 0, "most redirects to follow with -L (default 20)")
+	fl.StringVarP(&f.proxy, "proxy", "x", "", "proxy URL: http://, https://, socks5://, socks5h://, socks4a:// with user:pass@")
+	fl.StringVarP(&f.referer, "referer", "e", "", "the page the request comes from (Referer and Sec-Fetch-Site follow from it)")
 	return cmd
 }
 
@@ -120,6 +129,10 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 		return &exitError{exitUsage, err}
 	}
 	req.Kind = kind
+	req.Referrer = f.referer
+	if !f.location {
+		req.Redirect = guise.RedirectManual
+	}
 
 	t := &guise.Transport{}
 	if len(f.resolve) > 0 {
@@ -135,7 +148,8 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 			return d.DialContext(ctx, network, addr)
 		}
 	}
-	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t}
+	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t,
+		Proxy: f.proxy, MaxRedirects: f.maxRedirs}
 	defer t.Close()
 	defer s.Close()
 
@@ -285,6 +299,8 @@ func requestError(err error) error {
 		return &exitError{exitConnect, err}
 	case errors.As(err, &pe):
 		return &exitError{exitProtocol, err}
+	case errors.Is(err, guise.ErrTooManyRedirects):
+		return &exitError{exitTooManyRedirects, err}
 	}
 	return &exitError{exitRecv, err}
 }
