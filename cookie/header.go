@@ -58,6 +58,13 @@ func (j *Jar) Cookies(u *url.URL) []*Cookie {
 
 // match calls emit for each cookie to send to u in header order; emit
 // reports whether the cookie was used.
+//
+// Every cookie that can match a host lives in a bucket whose key is a
+// label-suffix of the host (the key is a suffix of the cookie's domain,
+// which is the host or a parent of it), so match probes those keys instead
+// of asking the public suffix list: x/net's list allocates on every call,
+// and the no-cookie path must not. With a consistent list only one of the
+// probed buckets holds matching cookies, so the order is the header order.
 func (j *Jar) match(u *url.URL, site SiteContext, touch bool, emit func(*entry) bool) {
 	if u == nil {
 		return
@@ -69,35 +76,45 @@ func (j *Jar) match(u *url.URL, site SiteContext, touch bool, emit func(*entry) 
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	k := j.key(host)
-	b := j.buckets[k]
-	if b == nil {
-		return
-	}
-	now := j.now()
-	secureCtx := isSecureContext(scheme, host)
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	expired := false
-	for _, e := range b.entries {
-		if e.expired(now) {
-			expired = true
-			continue
+	var (
+		now       time.Time
+		secureCtx bool
+		path      string
+		ready     bool
+	)
+	for k := host; ; {
+		if b := j.buckets[k]; b != nil {
+			if !ready {
+				ready, now, secureCtx = true, j.now(), isSecureContext(scheme, host)
+				if path = u.EscapedPath(); path == "" {
+					path = "/"
+				}
+			}
+			expired := false
+			for _, e := range b.entries {
+				if e.expired(now) {
+					expired = true
+					continue
+				}
+				if e.hostOnly && host != e.domain || !e.hostOnly && !domainMatch(host, e.domain) {
+					continue
+				}
+				if e.secure && !secureCtx || !pathMatch(path, e.path) || !sameSiteAllows(e.sameSite, site) {
+					continue
+				}
+				if emit(e) && touch {
+					e.lastAccess = now
+				}
+			}
+			if expired {
+				j.dropExpired(k, b, now)
+			}
 		}
-		if e.hostOnly && host != e.domain || !e.hostOnly && !domainMatch(host, e.domain) {
-			continue
+		i := strings.IndexByte(k, '.')
+		if i < 0 {
+			return
 		}
-		if e.secure && !secureCtx || !pathMatch(path, e.path) || !sameSiteAllows(e.sameSite, site) {
-			continue
-		}
-		if emit(e) && touch {
-			e.lastAccess = now
-		}
-	}
-	if expired {
-		j.dropExpired(k, b, now)
+		k = k[i+1:]
 	}
 }
 

@@ -25,7 +25,7 @@ func canonicalHost(h string) (string, bool) {
 	if h == "" || len(h) > 4*maxHostLen {
 		return "", false
 	}
-	if _, err := netip.ParseAddr(h); err == nil {
+	if _, ok := parseIP(h); ok {
 		return h, true
 	}
 	simple := true
@@ -35,7 +35,7 @@ func canonicalHost(h string) (string, bool) {
 			simple = false
 			continue
 		}
-		if c <= ' ' || c == 0x7f || strings.IndexByte(`"(),/;<=>?@[\]{}`, c) >= 0 {
+		if c <= ' ' || c == 0x7f || badHostByte(c) {
 			return "", false
 		}
 	}
@@ -76,6 +76,15 @@ func canonicalHost(h string) (string, bool) {
 		return "", false
 	}
 	return h, true
+}
+
+// badHostByte reports separators that never occur in a host name.
+func badHostByte(c byte) bool {
+	switch c {
+	case '"', '(', ')', ',', '/', ';', '<', '=', '>', '?', '@', '[', '\\', ']', '{', '}':
+		return true
+	}
+	return false
 }
 
 func checkLabels(h string) bool {
@@ -168,10 +177,27 @@ func isSecureContext(scheme, host string) bool {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
+	if a, ok := parseIP(host); ok {
 		return a.Unmap().IsLoopback()
 	}
 	return false
+}
+
+// parseIP parses an IP literal. Unlike a bare netip.ParseAddr it does not
+// allocate for names that cannot be one (ParseAddr allocates its error).
+func parseIP(h string) (netip.Addr, bool) {
+	if h == "" {
+		return netip.Addr{}, false
+	}
+	if strings.IndexByte(h, ':') < 0 {
+		for i := 0; i < len(h); i++ {
+			if c := h[i]; c != '.' && (c < '0' || c > '9') {
+				return netip.Addr{}, false
+			}
+		}
+	}
+	a, err := netip.ParseAddr(h)
+	return a, err == nil
 }
 
 // normScheme returns the lower-case scheme if the jar handles it (http,
