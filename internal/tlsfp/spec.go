@@ -147,8 +147,16 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 	if err != nil {
 		return nil, fmt.Errorf("tlsfp: profile %s: recorded hello: %w", p.Name, err)
 	}
+	if err := checkExtensions(hello); err != nil {
+		return nil, fmt.Errorf("tlsfp: profile %s: recorded hello: %w", p.Name, err)
+	}
 	t := &template{spec: *spec, shuffle: p.TLS.ShuffleExtensions}
 	hasPSK := false
+	for i, e := range t.spec.Extensions {
+		if _, ok := e.(utls.PreSharedKeyExtension); ok && i != len(t.spec.Extensions)-1 {
+			return nil, fmt.Errorf("tlsfp: profile %s: recorded hello: pre_shared_key is not the last extension", p.Name)
+		}
+	}
 	for _, e := range t.spec.Extensions {
 		switch e := e.(type) {
 		case *utls.SupportedVersionsExtension:
@@ -263,18 +271,37 @@ func parseECH(record []byte, lens []int, aeads []uint16) (*echShape, error) {
 	return s, nil
 }
 
+// checkExtensions rejects what RFC 8446 4.2 forbids and uTLS would assert
+// on: a repeated extension, or more than two GREASE extensions.
+func checkExtensions(record []byte) error {
+	var seen [16]uint16
+	ids := seen[:0]
+	grease := 0
+	for b := extensionBlock(record); len(b) >= 4; {
+		typ := uint16(b[0])<<8 | uint16(b[1])
+		n := int(b[2])<<8 | int(b[3])
+		if len(b) < 4+n {
+			return errors.New("truncated extension")
+		}
+		b = b[4+n:]
+		if isGREASE(typ) {
+			if grease++; grease > 2 {
+				return errors.New("more than two grease extensions")
+			}
+			continue
+		}
+		if slices.Contains(ids, typ) {
+			return fmt.Errorf("extension %d appears twice", typ)
+		}
+		ids = append(ids, typ)
+	}
+	return nil
+}
+
 // findExtension returns the body of extension id in a ClientHello record
 // that uTLS already parsed successfully.
 func findExtension(record []byte, id uint16) ([]byte, bool) {
-	b := record[5+4+2+32:]
-	b = b[1+int(b[0]):]                // session id
-	b = b[2+(int(b[0])<<8|int(b[1])):] // cipher suites
-	b = b[1+int(b[0]):]                // compression methods
-	if len(b) < 2 {
-		return nil, false
-	}
-	b = b[2:]
-	for len(b) >= 4 {
+	for b := extensionBlock(record); len(b) >= 4; {
 		typ := uint16(b[0])<<8 | uint16(b[1])
 		n := int(b[2])<<8 | int(b[3])
 		if len(b) < 4+n {
@@ -286,6 +313,34 @@ func findExtension(record []byte, id uint16) ([]byte, bool) {
 		b = b[4+n:]
 	}
 	return nil, false
+}
+
+// extensionBlock returns the extensions of a ClientHello record, or nil if
+// the record is too short to hold them.
+func extensionBlock(record []byte) []byte {
+	skip := func(b []byte, n int) []byte {
+		if n < 0 || len(b) < n {
+			return nil
+		}
+		return b[n:]
+	}
+	b := skip(record, 5+4+2+32)
+	if len(b) < 1 {
+		return nil
+	}
+	b = skip(b, 1+int(b[0])) // session id
+	if len(b) < 2 {
+		return nil
+	}
+	b = skip(b, 2+(int(b[0])<<8|int(b[1]))) // cipher suites
+	if len(b) < 1 {
+		return nil
+	}
+	b = skip(b, 1+int(b[0])) // compression methods
+	if len(b) < 2 {
+		return nil
+	}
+	return b[2:]
 }
 
 // build returns a fresh spec for one connection: every extension copied
