@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -33,8 +34,9 @@ type Want struct {
 	// HTTP1 also waits for the same page visited over HTTP/1.1 with TLS
 	// (the browser with HTTP/2 disabled).
 	HTTP1 bool
-	// Resumed also waits for a connection that resumed a TLS session and
-	// answered a request (the page's last fetch() makes one).
+	// Resumed also waits for a connection that resumed a TLS session,
+	// from a hello offering h2, and answered a request (the page's last
+	// fetch() makes one).
 	Resumed bool
 }
 
@@ -81,7 +83,11 @@ func (w Want) Missing(recs []*ConnRecord) []string {
 			}
 		}
 		if r.Negotiated.Resumed && r.Requests > 0 {
-			resumed = true
+			// Only the visit that may use HTTP/2 counts: that is the
+			// resumed hello a profile keeps.
+			if ch, err := r.ClientHello(); err == nil && slices.Contains(ch.ALPN, ProtoH2) {
+				resumed = true
+			}
 		}
 	}
 	var missing []string
