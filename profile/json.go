@@ -378,6 +378,66 @@ func checkHello(field string, b []byte) error {
 	if len(b)-9 < 38 || b[9] != 0x03 {
 		return perr(field, "client_hello body of %d bytes is not a hello", len(b)-9)
 	}
+	return checkHelloBody(field, b[9+2+32:])
+}
+
+// checkHelloBody checks the vectors after the random: session id, cipher
+// suites, compression methods and extensions, each inside the message, and
+// no extension type twice (RFC 8446 4.2; GREASE types excepted).
+func checkHelloBody(field string, b []byte) error {
+	vec := func(what string, lenBytes int) ([]byte, error) {
+		if len(b) < lenBytes {
+			return nil, perr(field, "client_hello truncated in %s", what)
+		}
+		n := int(b[0])
+		if lenBytes == 2 {
+			n = n<<8 | int(b[1])
+		}
+		if len(b) < lenBytes+n {
+			return nil, perr(field, "client_hello %s overruns the message", what)
+		}
+		v := b[lenBytes : lenBytes+n]
+		b = b[lenBytes+n:]
+		return v, nil
+	}
+	if sid, err := vec("session id", 1); err != nil {
+		return err
+	} else if len(sid) > 32 {
+		return perr(field, "session id of %d bytes", len(sid))
+	}
+	if cs, err := vec("cipher suites", 2); err != nil {
+		return err
+	} else if len(cs) == 0 || len(cs)%2 != 0 {
+		return perr(field, "cipher suites of %d bytes", len(cs))
+	}
+	if _, err := vec("compression methods", 1); err != nil {
+		return err
+	}
+	exts, err := vec("extensions", 2)
+	if err != nil {
+		return err
+	}
+	if len(b) != 0 {
+		return perr(field, "%d bytes after the extensions", len(b))
+	}
+	var seen []uint16
+	for len(exts) > 0 {
+		if len(exts) < 4 {
+			return perr(field, "truncated extension header")
+		}
+		typ, n := uint16(exts[0])<<8|uint16(exts[1]), int(exts[2])<<8|int(exts[3])
+		if len(exts) < 4+n {
+			return perr(field, "extension %d overruns the extensions", typ)
+		}
+		exts = exts[4+n:]
+		if typ&0x0f0f == 0x0a0a && typ>>8 == typ&0xff {
+			continue // GREASE
+		}
+		if slices.Contains(seen, typ) {
+			return perr(field, "extension %d appears twice", typ)
+		}
+		seen = append(seen, typ)
+	}
 	return nil
 }
 

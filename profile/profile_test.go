@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -253,6 +254,15 @@ func TestParseErrors(t *testing.T) {
 		{"hello missing", edit(func(m map[string]any) { delete(sub(m, "tls"), "hello") }), "tls.hello"},
 		{"hello not a record", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "170303000401000000" }), "tls.hello"},
 		{"hello short", edit(func(m map[string]any) { sub(m, "tls")["hello"] = "16030100050100000100" }), "tls.hello"},
+		{"hello repeated extension", edit(func(m map[string]any) {
+			sub(m, "tls")["hello"] = helloWith(t, p.TLS.Hello, []byte{0, 0x23, 0, 0})
+		}), "tls.hello"},
+		{"hello trailing bytes", edit(func(m map[string]any) {
+			h := append(slices.Clone(p.TLS.Hello), 0)
+			h[4]++
+			h[8]++
+			sub(m, "tls")["hello"] = hex.EncodeToString(h)
+		}), "tls.hello"},
 		{"ech length", edit(func(m map[string]any) { sub(m, "tls")["ech_payload_lengths"] = []int{0} }), "tls.ech_payload_lengths[0]"},
 		{"ech aead", edit(func(m map[string]any) { sub(m, "tls")["ech_aeads"] = []int{1, 1} }), "tls.ech_aeads[1]"},
 		{"dup setting", edit(func(m map[string]any) {
@@ -294,6 +304,17 @@ func TestParseErrors(t *testing.T) {
 		if pe.Field != tc.field {
 			t.Errorf("%s: field %q, want %q (%v)", tc.name, pe.Field, tc.field, err)
 		}
+	}
+}
+
+func TestParseRepeatedExtension(t *testing.T) {
+	p, _ := Lookup("chrome")
+	c := p.Clone()
+	h, _ := hex.DecodeString(helloWith(t, p.TLS.Hello, []byte{0, 0x23, 0, 0}))
+	c.TLS.Hello = h
+	var pe *ParseError
+	if _, err := c.Marshal(); !errors.As(err, &pe) || pe.Field != "tls.hello" || !strings.Contains(pe.Reason, "extension 35 appears twice") {
+		t.Fatalf("Marshal with a repeated extension: %v", err)
 	}
 }
 
@@ -354,4 +375,36 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("Parse(Marshal(p)) != p")
 		}
 	})
+}
+
+// helloWith returns rec with ext appended and the lengths fixed, in hex.
+func helloWith(t *testing.T, rec, ext []byte) string {
+	t.Helper()
+	out := append(slices.Clone(rec), ext...)
+	n := len(out) - 5
+	out[3], out[4] = byte(n>>8), byte(n)
+	n = len(out) - 9
+	out[6], out[7], out[8] = byte(n>>16), byte(n>>8), byte(n)
+	b := out[9+2+32:]
+	off := 9 + 2 + 32 + 1 + int(b[0])
+	off += 2 + (int(out[off])<<8 | int(out[off+1]))
+	off += 1 + int(out[off])
+	n = len(out) - off - 2
+	out[off], out[off+1] = byte(n>>8), byte(n)
+	if _, err := Parse(mustMarshalWithHello(t, rec)); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(out)
+}
+
+func mustMarshalWithHello(t *testing.T, rec []byte) []byte {
+	t.Helper()
+	p, _ := Lookup("chrome")
+	c := p.Clone()
+	c.TLS.Hello = rec
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
