@@ -113,6 +113,7 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 		src = append(src, fmt.Sprintf("extension order differs between the %d full hellos: shuffled", len(full)))
 	}
 	p.TLS.ECHPayloadLengths = echLengths(full, p.Browser)
+	p.TLS.ECHAEADs = echAEADs(full, p.Browser)
 
 	// HTTP/2.
 	for _, s := range h2.Settings {
@@ -178,6 +179,9 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 	}
 	if p.Browser == profile.Chrome || p.Browser == profile.Edge {
 		src = append(src, "ech payload lengths: Chrome's set of four plus those seen")
+	}
+	if p.Browser == profile.Firefox {
+		src = append(src, "ech aeads: Firefox's pair (1, 3) plus those seen")
 	}
 	p.Source = strings.Join(src, "; ")
 	if _, err := p.Marshal(); err != nil { // validates
@@ -267,6 +271,37 @@ func echLengths(hellos []*ClientHello, b profile.Browser) []int {
 		for _, n := range chromeECHLengths {
 			if !slices.Contains(seen, n) {
 				seen = append(seen, n)
+			}
+		}
+	}
+	if len(seen) < 2 {
+		return nil
+	}
+	slices.Sort(seen)
+	return seen
+}
+
+// firefoxECHAEADs are the HPKE AEADs Firefox picks its GREASE ECH from
+// per connection (see ../shared/fingerprints/README.md).
+var firefoxECHAEADs = []uint16{1, 3}
+
+// echAEADs returns the GREASE ECH AEADs to pick from: nil when the
+// recordings show one (keep it), else every one seen, plus Firefox's known
+// pair for Firefox.
+func echAEADs(hellos []*ClientHello, b profile.Browser) []uint16 {
+	var seen []uint16
+	for _, ch := range hellos {
+		if ch.ECH != nil && ch.ECH.Type == 0 && !slices.Contains(seen, ch.ECH.AEAD) {
+			seen = append(seen, ch.ECH.AEAD)
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	if b == profile.Firefox {
+		for _, a := range firefoxECHAEADs {
+			if !slices.Contains(seen, a) {
+				seen = append(seen, a)
 			}
 		}
 	}

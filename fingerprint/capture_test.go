@@ -100,6 +100,9 @@ func TestBuildProfileFromSharedRecordings(t *testing.T) {
 			if c.dir == "firefox-esr-153" && p.TLS.ShuffleExtensions {
 				t.Error("firefox's extension order is fixed, shuffle detected")
 			}
+			if !slices.Equal(p.TLS.ECHAEADs, want.TLS.ECHAEADs) || !slices.Equal(p.TLS.ECHPayloadLengths, want.TLS.ECHPayloadLengths) {
+				t.Errorf("ech aeads %v lengths %v, embedded %v %v", p.TLS.ECHAEADs, p.TLS.ECHPayloadLengths, want.TLS.ECHAEADs, want.TLS.ECHPayloadLengths)
+			}
 		})
 	}
 }
