@@ -318,6 +318,38 @@ func TestResumption(t *testing.T) {
 	}
 }
 
+// TestTicketSingleUse checks that a TLS 1.3 ticket is offered once: two
+// handshakes that start before either receives a new ticket cannot both
+// resume, and the resumed connection's fresh ticket is used next.
+func TestTicketSingleUse(t *testing.T) {
+	s := newServer(t, &tls.Config{})
+	cache := NewSessionCache()
+	cfg := &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).pool, Sessions: cache}
+	if _, _, err := dial(t, s, "fp.test", cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Take the ticket as a concurrent handshake would, then hand it back
+	// only to check that a second taker gets nothing.
+	scope := scopeKey(cfg, cfg.RootCAs)
+	e := cache.take(scope+"fp.test", time.Now())
+	if e == nil || !e.tls13 || e.pskLen == 0 {
+		t.Fatalf("no TLS 1.3 ticket stored: %+v", e)
+	}
+	if cache.take(scope+"fp.test", time.Now()) != nil {
+		t.Fatal("a TLS 1.3 ticket was handed out twice")
+	}
+	if st, rec, err := dial(t, s, "fp.test", cfg); err != nil || st.Resumed {
+		t.Fatalf("resumed without a ticket: %v", err)
+	} else if _, ok := parseHelloRecord(t, rec).ext(41); ok {
+		t.Fatal("pre_shared_key offered without a ticket")
+	}
+	for i := 0; i < 3; i++ { // each resumption stores the next ticket
+		if st, _, err := dial(t, s, "fp.test", cfg); err != nil || !st.Resumed {
+			t.Fatalf("handshake %d: %v resumed=%v", i, err, st.Resumed)
+		}
+	}
+}
+
 // TestResumptionTLS12 checks that a TLS 1.2 session resumes with the ticket
 // in session_ticket, without a pre_shared_key.
 func TestResumptionTLS12(t *testing.T) {
@@ -347,11 +379,11 @@ func TestSessionCacheEviction(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		s.Put(k, new(utlsClientSessionState))
 	}
-	if c.Len() != 2 || c.get("x|a", time.Now()) != nil || c.get("x|c", time.Now()) == nil {
+	if c.Len() != 2 || c.take("x|a", time.Now()) != nil || c.take("x|c", time.Now()) == nil {
 		t.Errorf("LRU eviction wrong: len %d", c.Len())
 	}
 	s.Put("c", nil)
-	if c.get("x|c", time.Now()) != nil {
+	if c.take("x|c", time.Now()) != nil {
 		t.Error("Put(nil) did not delete")
 	}
 	keys := slices.Collect(func(yield func(string) bool) {

@@ -21,6 +21,9 @@ const DefaultSessionCacheSize = 256
 // offer. A ticket is therefore never offered to a handshake whose settings
 // differ from the one that received it (GO-2026-4337).
 //
+// A TLS 1.3 ticket is offered once and then dropped, as browsers do; a
+// TLS 1.2 ticket is reused until replaced or evicted.
+//
 // Share one SessionCache only within one isolation scope (a Session or a
 // Transport). A SessionCache is safe for concurrent use. Create it with
 // NewSessionCache; the zero value is not usable.
@@ -57,7 +60,11 @@ func (c *SessionCache) Len() int {
 	return c.lru.Len()
 }
 
-func (c *SessionCache) get(key string, now time.Time) *cacheEntry {
+// take returns the session for key, or nil. A TLS 1.3 ticket is removed:
+// like Chrome and Firefox, a ticket is offered once (RFC 8446 C.4), so
+// that two connections cannot be linked by it; the resumed connection
+// receives fresh ones. TLS 1.2 tickets stay for reuse.
+func (c *SessionCache) take(key string, now time.Time) *cacheEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.m[key]
@@ -65,10 +72,13 @@ func (c *SessionCache) get(key string, now time.Time) *cacheEntry {
 		return nil
 	}
 	e := el.Value.(*cacheEntry)
-	if !e.useBy.IsZero() && !now.Before(e.useBy) {
+	if e.tls13 || !e.useBy.IsZero() && !now.Before(e.useBy) {
 		c.lru.Remove(el)
 		delete(c.m, key)
-		return nil
+		if !e.useBy.IsZero() && !now.Before(e.useBy) {
+			return nil
+		}
+		return e
 	}
 	c.lru.MoveToFront(el)
 	return e

@@ -171,7 +171,7 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, error) {
 	tpl, pskLen := t, 0
 	if cfg.Sessions != nil {
 		sc := &scopedCache{c: cfg.Sessions, scope: scopeKey(cfg, roots), roots: roots}
-		if e := cfg.Sessions.get(sc.scope+serverName, time.Now()); e != nil {
+		if e := cfg.Sessions.take(sc.scope+serverName, time.Now()); e != nil {
 			sc.pinned = e
 			if e.tls13 && t.resumed != nil {
 				tpl, pskLen = t.resumed, e.pskLen
