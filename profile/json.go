@@ -30,6 +30,7 @@ type ParseError struct {
 	Err error
 }
 
+// Error returns "profile: <field>: <reason>".
 func (e *ParseError) Error() string {
 	msg := e.Reason
 	if e.Err != nil {
@@ -44,6 +45,7 @@ func (e *ParseError) Error() string {
 	return "profile: " + e.Field + ": " + msg
 }
 
+// Unwrap returns the underlying error, if any.
 func (e *ParseError) Unwrap() error { return e.Err }
 
 func perr(field, format string, args ...any) error {

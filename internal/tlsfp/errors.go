@@ -33,6 +33,7 @@ type HandshakeError struct {
 	Err        error
 }
 
+// Error describes the cause and names the server.
 func (e *HandshakeError) Error() string {
 	msg := e.Err.Error()
 	if !strings.HasPrefix(msg, "tlsfp: ") {
@@ -41,6 +42,7 @@ func (e *HandshakeError) Error() string {
 	return msg + " (handshake with " + quoteName(e.ServerName) + ")"
 }
 
+// Unwrap returns the cause.
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
 // Timeout reports whether the handshake failed because the context's
@@ -62,10 +64,12 @@ type CertificateError struct {
 	Err        error
 }
 
+// Error names the server and the verification failure.
 func (e *CertificateError) Error() string {
 	return "tlsfp: certificate verification failed for " + quoteName(e.ServerName) + ": " + e.Err.Error()
 }
 
+// Unwrap returns the crypto/x509 error.
 func (e *CertificateError) Unwrap() error { return e.Err }
 
 func quoteName(s string) string {

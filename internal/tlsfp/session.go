@@ -112,6 +112,7 @@ type scopedCache struct {
 	pinned *cacheEntry
 }
 
+// Get implements utls.ClientSessionCache.
 func (s *scopedCache) Get(sessionKey string) (*utls.ClientSessionState, bool) {
 	if s.pinned == nil || s.pinned.key != s.scope+sessionKey {
 		return nil, false
@@ -119,6 +120,7 @@ func (s *scopedCache) Get(sessionKey string) (*utls.ClientSessionState, bool) {
 	return s.pinned.state, true
 }
 
+// Put implements utls.ClientSessionCache.
 func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
 	e := &cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots}
 	if cs != nil {

@@ -1,0 +1,40 @@
+package profile_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/guise-http/guise/profile"
+)
+
+func ExampleLookup() {
+	p, err := profile.Lookup("firefox")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Name, p.Browser, p.Version, p.OS, p.Recorded)
+	var settings []string
+	for _, s := range p.HTTP2.Settings {
+		settings = append(settings, fmt.Sprintf("%v=%d", s.ID, s.Value))
+	}
+	fmt.Println(strings.Join(settings, " "))
+	nav := p.HeaderSet(profile.Navigate, profile.H2)
+	fmt.Println(nav.Header[0].Name, "|", nav.PerRequest)
+	// Output:
+	// firefox153-linux firefox 153 linux true
+	// HEADER_TABLE_SIZE=65536 ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=131072 MAX_FRAME_SIZE=16384
+	// user-agent | [sec-fetch-site]
+}
+
+func ExampleNames() {
+	for _, name := range profile.Names() {
+		fmt.Println(name)
+	}
+	// Output:
+	// chrome156-linux
+	// chrome156-macos
+	// chrome156-windows
+	// edge156-macos
+	// edge156-windows
+	// firefox153-linux
+}
