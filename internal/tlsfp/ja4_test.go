@@ -39,3 +39,46 @@ func TestJA4MatchesRecording(t *testing.T) {
 		}
 	}
 }
+
+// TestJA4VariantsMatchRecordings checks the HTTP/1.1-only and the resumed
+// hellos against the recorded ones by JA4 and JA3N.
+func TestJA4VariantsMatchRecordings(t *testing.T) {
+	s := newServer(t, nil)
+	for _, name := range []string{"chrome", "firefox"} {
+		p := lookup(t, name)
+		h1rec, err := fingerprint.ParseClientHello(p.TLS.HelloHTTP1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h1, err := fingerprint.ParseClientHello(buildHello(t, "fp.test", &Config{Profile: p, ALPN: []string{"http/1.1"}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h1.JA4() != h1rec.JA4() || h1.JA3N() != h1rec.JA3N() {
+			t.Errorf("%s http/1.1: JA4 %s JA3N %s, recording %s %s", name, h1.JA4(), h1.JA3N(), h1rec.JA4(), h1rec.JA3N())
+		}
+
+		resRec, err := fingerprint.ParseClientHello(p.TLS.HelloResumed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &Config{Profile: p, RootCAs: testCerts(t).pool, Sessions: NewSessionCache()}
+		if _, _, err := dial(t, s, "fp.test", cfg); err != nil {
+			t.Fatal(err)
+		}
+		st, raw, err := dial(t, s, "fp.test", cfg)
+		if err != nil || !st.Resumed {
+			t.Fatalf("%s: %v resumed=%v", name, err, st.Resumed)
+		}
+		res, err := fingerprint.ParseClientHello(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.JA4() != resRec.JA4() || res.JA3N() != resRec.JA3N() {
+			t.Errorf("%s resumed: JA4 %s JA3N %s, recording %s %s", name, res.JA4(), res.JA3N(), resRec.JA4(), resRec.JA3N())
+		}
+		if !p.TLS.ShuffleExtensions && res.JA4O() != resRec.JA4O() {
+			t.Errorf("%s resumed: JA4_o %s, recording %s", name, res.JA4O(), resRec.JA4O())
+		}
+	}
+}
