@@ -13,7 +13,10 @@ import (
 // returns the tunnel: nc itself, or nc wrapped to replay the bytes that
 // arrived after the reply head. It does not close nc.
 func connect(nc net.Conn, addr string, tail []byte, maxHead int) (net.Conn, error) {
-	req := make([]byte, 0, 2*len(addr)+len(tail)+len("CONNECT  HTTP/1.1\r\nHost: \r\n"))
+	// One buffer serves the request and then the reply: Write is done with it
+	// when it returns.
+	n := 2*len(addr) + len(tail) + len("CONNECT  HTTP/1.1\r\nHost: \r\n")
+	req := make([]byte, 0, max(n, min(maxHead, initialReplyBuf)))
 	req = append(req, "CONNECT "...)
 	req = append(req, addr...)
 	req = append(req, " HTTP/1.1\r\nHost: "...)
@@ -33,15 +36,18 @@ func connect(nc net.Conn, addr string, tail []byte, maxHead int) (net.Conn, erro
 	return &tunnelConn{Conn: nc, pending: rest}, nil
 }
 
+// initialReplyBuf is the first size of the reply buffer; it grows (doubling)
+// up to the head cap. Proxies' 200 replies are well under it.
+const initialReplyBuf = 1024
+
 // readConnectReply reads reply heads from r until a final (non-1xx) one. On a
 // 2xx it returns the bytes read past that head; otherwise a *StatusError or a
 // parse or read error. buf is scratch space it may reuse.
 func readConnectReply(r io.Reader, buf []byte, maxHead int) ([]byte, error) {
-	size := min(maxHead, 4096)
-	if cap(buf) < size {
-		buf = make([]byte, 0, size)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, min(maxHead, initialReplyBuf))
 	}
-	buf = buf[:0]
+	buf = buf[:0:min(cap(buf), maxHead)]
 	var p headParser
 	for {
 		if len(buf) == cap(buf) {

@@ -266,12 +266,12 @@ func (d *Dialer) DialContext(ctx context.Context, addr string) (net.Conn, error)
 	var ip netip.Addr
 	switch c.scheme {
 	case schemeSOCKS5H:
-		ip, _ = netip.ParseAddr(host)
+		ip = parseIP(host)
 		if !ip.IsValid() && len(host) > 255 {
 			return nil, &Error{Proxy: c.redacted, Op: "socks", Err: ErrHostTooLong}
 		}
 	case schemeSOCKS4A:
-		ip, _ = netip.ParseAddr(host)
+		ip = parseIP(host)
 		if ip.IsValid() && !ip.Unmap().Is4() {
 			return nil, &Error{Proxy: c.redacted, Op: "socks", Err: ErrInvalidTarget}
 		}
@@ -349,8 +349,18 @@ func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return nd.DialContext(ctx, "tcp", addr)
 }
 
+// parseIP parses host as an IP address, or returns the zero Addr. It skips
+// the parse (and its error allocation) for hosts that cannot be addresses.
+func parseIP(host string) netip.Addr {
+	if host == "" || (host[0] < '0' || host[0] > '9') && !strings.Contains(host, ":") {
+		return netip.Addr{}
+	}
+	ip, _ := netip.ParseAddr(host)
+	return ip
+}
+
 func (d *Dialer) resolve(ctx context.Context, host string, v4only bool) (netip.Addr, error) {
-	if ip, err := netip.ParseAddr(host); err == nil {
+	if ip := parseIP(host); ip.IsValid() {
 		if v4only && !ip.Unmap().Is4() {
 			return netip.Addr{}, ErrInvalidTarget
 		}
