@@ -16,11 +16,11 @@ import (
 //	/                 a page that makes a browser send every kind of request a
 //	                  profile needs: the navigation itself, a script (/app.js),
 //	                  images on this host and on sub.fp.test, a same-origin
-//	                  fetch(), a CORS fetch() to sub.fp.test, then a request the
-//	                  server answers with Connection: close (GOAWAY on HTTP/2)
-//	                  so that the last fetch() goes out on a new connection that
-//	                  resumes the TLS session.
-//	/api/all          JSON Report of this request: TLS, HTTP/2, headers, JA4H.
+//	                  fetch(), a CORS and a no-cors fetch() to sub.fp.test,
+//	                  then a request the server answers with Connection: close
+//	                  (GOAWAY on HTTP/2) so that the last fetch() goes out on a
+//	                  new connection that resumes the TLS session.
+//	/api/all          JSON report of this request: TLS, HTTP/2, headers, JA4H.
 //	/api/conns        JSON array of every connection record so far.
 //	/api/fetch        a small JSON answer that allows CORS.
 //	/api/close        answers with Connection: close.
@@ -98,6 +98,7 @@ const pageScript = `(async function () {
   await step("fetch", "/api/fetch");
   if (location.hostname === "fp.test" && location.protocol === "https:") {
     await step("cors", "https://sub.fp.test:" + location.port + "/api/fetch", {mode: "cors"});
+    await step("no-cors", "https://sub.fp.test:" + location.port + "/api/fetch?no-cors", {mode: "no-cors"});
   }
   // A browser may send the next request on a spare connection it opened
   // early with a full handshake; close that one too and try again.
