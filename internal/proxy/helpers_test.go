@@ -289,4 +289,3 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	r.off += k
 	return k, nil
 }
-

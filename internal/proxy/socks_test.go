@@ -237,8 +237,8 @@ func TestSOCKSLengthLimits(t *testing.T) {
 	user, pass := strings.Repeat("u", 255), strings.Repeat("p", 255)
 	srv := serve(t, socks5Script{
 		greeting: []byte{5, 2, 0, 2}, method: []byte{5, 2},
-		auth:     cat([]byte{1, 255}, []byte(user), []byte{255}, []byte(pass)), authReply: []byte{1, 0},
-		request:  cat([]byte{5, 1, 0, 3, 254}, []byte(max), be16(443)), reply: okReply4,
+		auth: cat([]byte{1, 255}, []byte(user), []byte{255}, []byte(pass)), authReply: []byte{1, 0},
+		request: cat([]byte{5, 1, 0, 3, 254}, []byte(max), be16(443)), reply: okReply4,
 	}.run)
 	d := &Dialer{URL: mustURL(t, "socks5h://"+user+":"+pass+"@"+srv.Addr)}
 	tun, err := d.DialContext(ctxTimeout(t, 5*time.Second), max+":443")
