@@ -55,11 +55,8 @@ func canonicalHost(h string) (string, bool) {
 			b.WriteByte('.')
 		}
 		if isASCII(label) {
-			if strings.HasPrefix(label, "xn--") {
-				u, err := punyDecode(label[4:])
-				if err != nil || isASCII(u) {
-					return "", false
-				}
+			if strings.HasPrefix(label, "xn--") && !validALabel(label[4:]) {
+				return "", false
 			}
 			b.WriteString(label)
 			continue
@@ -76,6 +73,18 @@ func canonicalHost(h string) (string, bool) {
 		return "", false
 	}
 	return h, true
+}
+
+// validALabel reports whether the Punycode part of an "xn--" label decodes
+// to a non-ASCII, lower-case label that encodes back to the same text, so
+// that one name has one A-label.
+func validALabel(p string) bool {
+	u, err := punyDecode(p)
+	if err != nil || isASCII(u) || strings.ToLower(u) != u {
+		return false
+	}
+	enc, err := punyEncode(u)
+	return err == nil && enc == p
 }
 
 // badHostByte reports separators that never occur in a host name.
