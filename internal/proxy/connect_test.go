@@ -407,7 +407,8 @@ func TestKey(t *testing.T) {
 	// P-05: different credentials, scheme, host or port never share a key.
 	distinct := []string{
 		"http://proxy:8080", "http://u:p@proxy:8080", "http://u:q@proxy:8080", "http://v:p@proxy:8080",
-		"http://u@proxy:8080", "http://u:@proxy:8080", "http://u%3Ap@proxy:8080", "http://u:p%3A@proxy:8080",
+		"http://u:@proxy:8080", "http://u%3Ap@proxy:8080", "http://u:p%3A@proxy:8080",
+		"http://a%00b@proxy:8080", "http://a:%00b@proxy:8080", "http://ab@proxy:8080", "http://a:b@proxy:8080",
 		"https://proxy:8080", "socks5://proxy:8080", "socks5h://proxy:8080", "http://proxy2:8080", "http://proxy:8081",
 	}
 	seen := map[string]string{}
@@ -420,6 +421,11 @@ func TestKey(t *testing.T) {
 		if strings.Contains(key, ":p@") || strings.Contains(key, ":q@") {
 			t.Errorf("Key(%s) = %q holds the password", s, key)
 		}
+	}
+	// A username without a password and with an empty one send the same
+	// credentials, as does an empty userinfo and none at all.
+	if k("http://u@proxy") != k("http://u:@proxy") || k("http://@proxy") != k("http://proxy") {
+		t.Error("equivalent credentials keyed apart")
 	}
 	if Key(nil) != "" {
 		t.Error("Key(nil) not empty")

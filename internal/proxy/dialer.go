@@ -12,7 +12,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -87,6 +89,7 @@ type config struct {
 	addr        string // proxy host:port to dial
 	serverName  string // proxy host, for TLS
 	redacted    string // proxy URL with the password masked
+	key         string // Key(URL)
 	connectTail []byte // CONNECT head after the Host line, ending in the blank line
 	maxHead     int
 	user, pass  string // socks credentials
@@ -160,13 +163,14 @@ func (d *Dialer) build() (*config, error) {
 	if c.maxHead <= 0 {
 		c.maxHead = defaultMaxHead
 	}
-	if u.User != nil {
+	c.key = Key(u)
+	if hasCreds(u) {
 		c.user = u.User.Username()
 		c.pass, _ = u.User.Password()
 	}
 	switch c.scheme {
 	case schemeHTTP, schemeHTTPS:
-		tail, err := connectTail(d.ConnectHeader, u.User)
+		tail, err := connectTail(d.ConnectHeader, u)
 		if err != nil {
 			return nil, &Error{Proxy: c.redacted, Op: "config", Err: err}
 		}
@@ -185,13 +189,14 @@ func (d *Dialer) build() (*config, error) {
 }
 
 // connectTail builds the part of the CONNECT head after the Host line.
-func connectTail(h fields.Header, user *url.Userinfo) ([]byte, error) {
+func connectTail(h fields.Header, u *url.URL) ([]byte, error) {
+	creds := hasCreds(u)
 	var b []byte
 	for _, f := range h {
 		if !fields.ValidName(f.Name) || !fields.ValidValue(f.Value) {
 			return nil, ErrInvalidHeader
 		}
-		if fields.EqualFold(f.Name, "Host") || (user != nil && fields.EqualFold(f.Name, "Proxy-Authorization")) {
+		if fields.EqualFold(f.Name, "Host") || (creds && fields.EqualFold(f.Name, "Proxy-Authorization")) {
 			continue
 		}
 		b = append(b, f.Name...)
@@ -199,9 +204,9 @@ func connectTail(h fields.Header, user *url.Userinfo) ([]byte, error) {
 		b = append(b, f.Value...)
 		b = append(b, "\r\n"...)
 	}
-	if user != nil {
-		pass, _ := user.Password()
-		cred := user.Username() + ":" + pass
+	if creds {
+		pass, _ := u.User.Password()
+		cred := u.User.Username() + ":" + pass
 		b = append(b, "Proxy-Authorization: Basic "...)
 		b = base64.StdEncoding.AppendEncode(b, []byte(cred))
 		b = append(b, "\r\n"...)
@@ -209,9 +214,25 @@ func connectTail(h fields.Header, user *url.Userinfo) ([]byte, error) {
 	return append(b, "\r\n"...), nil
 }
 
-// Key returns the key under which connections through Dialer's proxy may be
-// pooled; see the package function Key.
-func (d *Dialer) Key() string { return Key(d.URL) }
+// hasCreds reports whether u carries proxy credentials: a non-empty
+// username or a password.
+func hasCreds(u *url.URL) bool {
+	if u.User == nil {
+		return false
+	}
+	_, has := u.User.Password()
+	return has || u.User.Username() != ""
+}
+
+// Key returns the key under which connections through d's proxy may be
+// pooled: Key(d.URL), computed once.
+func (d *Dialer) Key() string {
+	d.once.Do(d.init)
+	if d.cfg != nil {
+		return d.cfg.key
+	}
+	return Key(d.URL)
+}
 
 // Key returns a pool-key string for a proxy URL: its scheme, host and port
 // (default port filled in, scheme and host lower-cased) and a SHA-256 digest
@@ -225,18 +246,20 @@ func Key(u *url.URL) string {
 	s := parseScheme(u.Scheme)
 	host, port, ok := hostPort(u, s)
 	if s == 0 || !ok {
-		// Unusable URL: key it by its text, it will fail to dial anyway.
-		return "invalid:" + u.String()
+		// Unusable URL: it fails to dial, so nothing is ever pooled under it.
+		return "invalid:" + u.Redacted()
 	}
 	k := strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
-	if u.User != nil {
-		pass, has := u.User.Password()
+	if hasCreds(u) {
+		// Length-prefixed, so that no two (user, password) pairs hash alike.
+		user := u.User.Username()
+		pass, _ := u.User.Password()
 		h := sha256.New()
-		io.WriteString(h, u.User.Username())
-		if has {
-			h.Write([]byte{0})
-			io.WriteString(h, pass)
-		}
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(user)))
+		h.Write(n[:])
+		io.WriteString(h, user)
+		io.WriteString(h, pass)
 		var sum [sha256.Size]byte
 		k += "#" + hex.EncodeToString(h.Sum(sum[:0]))
 	}
@@ -286,6 +309,9 @@ func (d *Dialer) DialContext(ctx context.Context, addr string) (net.Conn, error)
 	}
 
 	nc, err := d.dial(ctx, c.addr)
+	if err == nil && nc == nil {
+		err = errNilConn
+	}
 	if err != nil {
 		return nil, &Error{Proxy: c.redacted, Op: "dial", Err: ctxErr(ctx, err)}
 	}
@@ -299,7 +325,11 @@ func (d *Dialer) DialContext(ctx context.Context, addr string) (net.Conn, error)
 	if c.scheme == schemeHTTPS {
 		var tc net.Conn
 		if tc, err = d.TLS(ctx, nc, c.serverName); err == nil {
-			nc = tc
+			if tc == nil {
+				err = errNilConn
+			} else {
+				nc = tc
+			}
 		}
 	}
 	var tunnel net.Conn = nc
@@ -329,14 +359,22 @@ func (d *Dialer) DialContext(ctx context.Context, addr string) (net.Conn, error)
 	return tunnel, nil
 }
 
+var errNilConn = errors.New("proxy: Dial or TLS returned neither a connection nor an error")
+
 // aLongTimeAgo is a deadline in the past that makes blocked I/O return now.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // ctxErr returns ctx's error when ctx has ended (the step failed because of
-// it), else err.
+// it), else err. A timeout at or after ctx's deadline counts as the deadline
+// even if ctx's own timer has not fired yet (net.Dialer applies the deadline
+// itself).
 func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
+	}
+	var t interface{ Timeout() bool }
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) && errors.As(err, &t) && t.Timeout() {
+		return context.DeadlineExceeded
 	}
 	return err
 }

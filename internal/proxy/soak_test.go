@@ -49,7 +49,7 @@ func TestProxyFaultLoop(t *testing.T) {
 	connectFault := func(reply string, then func(net.Conn) error) func(net.Conn) error {
 		return func(c net.Conn) error {
 			if _, err := readHead(c); err != nil {
-				return err
+				return nil // the client gave up early (silence case); its side is checked
 			}
 			if _, err := io.WriteString(c, reply); err != nil {
 				return nil
@@ -62,7 +62,7 @@ func TestProxyFaultLoop(t *testing.T) {
 		return func(c net.Conn) error {
 			var b [10]byte
 			if _, err := io.ReadFull(c, b[:3]); err != nil {
-				return err
+				return nil // the client gave up early
 			}
 			c.Write([]byte{5, 0})
 			if _, err := io.ReadFull(c, b[:10]); err != nil {
@@ -158,8 +158,9 @@ func TestProxyFaultLoop(t *testing.T) {
 					t.Fatalf("iteration %d: %v", i, cerr)
 				}
 			}
-			if o, c := cd.opened.Load(), cd.closed.Load(); o != n || c != n {
-				t.Errorf("opened %d, closed %d proxy connections, want %d each", o, c, n)
+			// A timed-out dial opens nothing; every opened connection is closed.
+			if o, c := cd.opened.Load(), cd.closed.Load(); o != c || o == 0 || f.timeout == 0 && o != n {
+				t.Errorf("opened %d, closed %d proxy connections (%d iterations)", o, c, n)
 			}
 		})
 	}
