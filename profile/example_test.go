@@ -37,4 +37,6 @@ func ExampleNames() {
 	// edge156-macos
 	// edge156-windows
 	// firefox153-linux
+	// firefox153-macos
+	// firefox153-windows
 }

@@ -130,6 +130,24 @@ func main() {
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
 	out = append(out, ff)
+	// Firefox uses NSS and its own network stack on every desktop OS; only
+	// the user-agent's platform token differs.
+	for _, v := range []struct {
+		os   profile.OS
+		uaOS string
+	}{
+		{profile.MacOS, "Macintosh; Intel Mac OS X 10.15"},
+		{profile.Windows, "Windows NT 10.0; Win64; x64"},
+	} {
+		p := ff.Clone()
+		p.OS = v.os
+		p.Name = profile.CanonicalName(p.Browser, p.Version, p.OS)
+		p.Source = ff.Source + "; user-agent platform token derived for Firefox on " + v.os.String()
+		setValues(p, map[string]string{
+			"user-agent": "Mozilla/5.0 (" + v.uaOS + "; rv:153.0) Gecko/20100101 Firefox/153.0",
+		})
+		out = append(out, p)
+	}
 
 	write(out)
 }

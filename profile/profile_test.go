@@ -15,7 +15,8 @@ import (
 
 func TestNames(t *testing.T) {
 	names := Names()
-	want := []string{"chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows", "firefox153-linux"}
+	want := []string{"chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows",
+		"firefox153-linux", "firefox153-macos", "firefox153-windows"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Names() = %q, want %q", names, want)
 	}
@@ -32,6 +33,7 @@ func TestLookup(t *testing.T) {
 		{"firefox153", "firefox153-linux"},
 		{"firefox153-linux", "firefox153-linux"},
 		{"edge-windows", "edge156-windows"},
+		{"firefox-windows", "firefox153-windows"},
 	} {
 		p, err := Lookup(tc.in)
 		if err != nil {
@@ -42,7 +44,7 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %s, want %s", tc.in, p.Name, tc.want)
 		}
 	}
-	for _, bad := range []string{"chrome155", "netscape", "chrome-plan9", "firefox153-windows", "chrome0", "chrome-1", "156", "edge", "chrome156x"} {
+	for _, bad := range []string{"chrome155", "netscape", "chrome-plan9", "firefox153-windows", "chrome0", "chrome-1", "156", "edge", "chrome156x", "firefox153-android"} {
 		if p, err := Lookup(bad); !errors.Is(err, ErrUnknown) {
 			t.Errorf("Lookup(%q) = %v, %v; want ErrUnknown", bad, p, err)
 		}
@@ -159,6 +161,10 @@ func TestRecordedData(t *testing.T) {
 	}
 	if len(ff.TLS.HelloHTTP1) == 0 || len(ff.TLS.HelloResumed) == 0 {
 		t.Error("firefox: HTTP/1.1 or resumed hello missing")
+	}
+	if fw, _ := Lookup("firefox153-windows"); fw == nil || !bytes.Equal(fw.TLS.Hello, ff.TLS.Hello) ||
+		fw.HeaderSet(Navigate, HTTP1).Header.Get("User-Agent") != "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:153.0) Gecko/20100101 Firefox/153.0" {
+		t.Error("firefox153-windows: want the Linux wire format with a Windows user-agent")
 	}
 	if !slices.Equal(ff.TLS.ECHAEADs, []uint16{1, 3}) {
 		t.Errorf("firefox ECH AEADs %v", ff.TLS.ECHAEADs)
