@@ -189,6 +189,18 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+func TestConfigClone(t *testing.T) {
+	c := &Config{Profile: lookup(t, "chrome"), ALPN: []string{"h2"}, Sessions: NewSessionCache()}
+	d := c.Clone()
+	d.ALPN[0] = "x"
+	if c.ALPN[0] != "h2" || d.Sessions != c.Sessions || d.Profile != c.Profile {
+		t.Error("Clone shares ALPN or lost a field")
+	}
+	if (*Config)(nil).Clone() != nil {
+		t.Error("nil Clone")
+	}
+}
+
 func TestTrustPoolBuiltOnce(t *testing.T) {
 	var cold trustCache // a cache no other test has touched
 	var wg sync.WaitGroup

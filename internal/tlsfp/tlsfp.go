@@ -58,6 +58,17 @@ type Config struct {
 	Rand io.Reader
 }
 
+// Clone returns a shallow copy of c: the profile, pools, cache and reader
+// are shared, the ALPN slice is copied.
+func (c *Config) Clone() *Config {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.ALPN = slices.Clone(c.ALPN)
+	return &d
+}
+
 // CurveID is a TLS named group.
 type CurveID uint16
 
