@@ -134,4 +134,3 @@ func BenchmarkDecode8M(b *testing.B) {
 		}
 	})
 }
-
