@@ -470,3 +470,33 @@ func tlsListen(t testing.TB, cert tls.Certificate) net.Listener {
 	}
 	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}})
 }
+
+// One Dialer used from many goroutines at once, including its first use.
+func TestDialerConcurrent(t *testing.T) {
+	target := serve(t, echo)
+	srv := serve(t, connectProxy)
+	d := &Dialer{URL: mustURL(t, "http://u:p@"+srv.Addr)}
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			tun, err := d.DialContext(ctxTimeout(t, 5*time.Second), target.Addr)
+			if err == nil {
+				msg := fmt.Sprintf("client %d", i)
+				tun.Write([]byte(msg))
+				got := make([]byte, len(msg))
+				_, err = io.ReadFull(tun, got)
+				if err == nil && string(got) != msg {
+					err = fmt.Errorf("got %q", got)
+				}
+				tun.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
