@@ -27,7 +27,7 @@ func (j *Jar) AppendCookieHeader(dst []byte, u *url.URL, site SiteContext) []byt
 		if len(dst) > start {
 			n += 2
 		}
-		if j.maxHeaderBytes > 0 && len(dst)-start+n > j.maxHeaderBytes {
+		if j.opts.MaxHeaderBytes > 0 && len(dst)-start+n > j.opts.MaxHeaderBytes {
 			return false
 		}
 		if len(dst) > start {

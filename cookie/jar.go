@@ -85,14 +85,10 @@ type bucket struct {
 }
 
 // Jar holds the cookies of one browsing session. Create it with New; the
-// zero value is not usable. A Jar is safe for concurrent use.
+// zero value is also an empty jar with default options. A Jar is safe for
+// concurrent use and must not be copied after first use.
 type Jar struct {
-	psl            PublicSuffixList
-	maxPerDomain   int
-	maxTotal       int
-	maxCookieBytes int
-	maxHeaderBytes int
-	now            func() time.Time
+	opts Options // read-only after New; zero fields mean defaults
 
 	mu      sync.Mutex
 	buckets map[string]*bucket // by registrable domain (see key)
@@ -101,43 +97,44 @@ type Jar struct {
 }
 
 // New returns an empty Jar configured by opts (nil means defaults). The jar
-// does not keep opts.
+// keeps a copy of *opts.
 func New(opts *Options) *Jar {
-	var o Options
+	j := &Jar{buckets: make(map[string]*bucket)}
 	if opts != nil {
-		o = *opts
-	}
-	j := &Jar{
-		psl:            o.PublicSuffixList,
-		maxPerDomain:   o.MaxPerDomain,
-		maxTotal:       o.MaxTotal,
-		maxCookieBytes: o.MaxCookieBytes,
-		maxHeaderBytes: o.MaxHeaderBytes,
-		now:            o.Now,
-		buckets:        make(map[string]*bucket),
-	}
-	if j.psl == nil {
-		j.psl = publicsuffix.List
-	}
-	if j.maxPerDomain <= 0 {
-		j.maxPerDomain = 180
-	}
-	if j.maxTotal <= 0 {
-		j.maxTotal = 3000
-	}
-	if j.maxCookieBytes <= 0 {
-		j.maxCookieBytes = 4096
-	}
-	if j.now == nil {
-		j.now = time.Now
+		j.opts = *opts
 	}
 	return j
 }
 
+func (j *Jar) list() PublicSuffixList {
+	if j.opts.PublicSuffixList == nil {
+		return publicsuffix.List
+	}
+	return j.opts.PublicSuffixList
+}
+
+func (j *Jar) now() time.Time {
+	if j.opts.Now == nil {
+		return time.Now()
+	}
+	return j.opts.Now()
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func (j *Jar) maxPerDomain() int   { return orDefault(j.opts.MaxPerDomain, 180) }
+func (j *Jar) maxTotal() int       { return orDefault(j.opts.MaxTotal, 3000) }
+func (j *Jar) maxCookieBytes() int { return orDefault(j.opts.MaxCookieBytes, 4096) }
+
 // isPublicSuffix reports whether a canonical domain is a public suffix
 // (or the list returned something that is not a proper suffix of it).
 func (j *Jar) isPublicSuffix(domain string) bool {
-	ps := j.psl.PublicSuffix(domain)
+	ps := j.list().PublicSuffix(domain)
 	return ps != "" && !hasDotSuffix(domain, ps)
 }
 
@@ -148,7 +145,7 @@ func (j *Jar) key(host string) string {
 	if isIPLike(host) {
 		return host
 	}
-	ps := j.psl.PublicSuffix(host)
+	ps := j.list().PublicSuffix(host)
 	if ps == "" || !hasDotSuffix(host, ps) {
 		return host
 	}
@@ -200,7 +197,7 @@ func (j *Jar) SetCookie(u *url.URL, setCookieValue string) error {
 }
 
 func (j *Jar) setLocked(scheme, host string, u *url.URL, line string, now time.Time) error {
-	c, err := parseSetCookie(line, j.maxCookieBytes)
+	c, err := parseSetCookie(line, j.maxCookieBytes())
 	if err != nil {
 		return err
 	}
@@ -309,6 +306,9 @@ func checkPrefix(e *entry, hadDomain bool) error {
 
 // insertLocked adds a new entry in header order and applies the limits.
 func (j *Jar) insertLocked(k string, e *entry, now time.Time) {
+	if j.buckets == nil {
+		j.buckets = make(map[string]*bucket)
+	}
 	b := j.buckets[k]
 	if b == nil {
 		b = &bucket{}
@@ -317,11 +317,11 @@ func (j *Jar) insertLocked(k string, e *entry, now time.Time) {
 	i, _ := slices.BinarySearchFunc(b.entries, e, headerOrder)
 	b.entries = slices.Insert(b.entries, i, e)
 	j.total++
-	if len(b.entries) > j.maxPerDomain {
-		j.evictBucket(k, b, now, j.maxPerDomain-j.maxPerDomain/6)
+	if m := j.maxPerDomain(); len(b.entries) > m {
+		j.evictBucket(k, b, now, m-m/6)
 	}
-	if j.total > j.maxTotal {
-		j.evictAll(now, j.maxTotal-j.maxTotal/10)
+	if m := j.maxTotal(); j.total > m {
+		j.evictAll(now, m-m/10)
 	}
 }
 

@@ -404,3 +404,22 @@ func TestDeleteClear(t *testing.T) {
 		t.Fatalf("jar after Clear: %q", got)
 	}
 }
+
+// TestZeroJar: the zero value is an empty jar with default options.
+func TestZeroJar(t *testing.T) {
+	var j Jar
+	if got := header(t, &j, "https://example.com/", SameSiteRequest); got != "" {
+		t.Fatalf("empty zero jar sent %q", got)
+	}
+	set(t, &j, "https://www.example.com/", "a=1; Domain=example.com")
+	if err := j.SetCookie(mustURL(t, "https://www.example.com/"), "b=1; Domain=com"); !errors.Is(err, ErrPublicSuffix) {
+		t.Fatalf("zero jar public suffix: %v", err)
+	}
+	if got := header(t, &j, "https://x.example.com/", SameSiteRequest); got != "a=1" {
+		t.Fatalf("zero jar: %q", got)
+	}
+	j.Clear()
+	if j.Len() != 0 {
+		t.Fatal("Clear")
+	}
+}

@@ -25,7 +25,7 @@ func (j *Jar) validateImport(c *Cookie, now time.Time) (e *entry, skip bool, err
 	if c.Name == "" && c.Value == "" {
 		return nil, false, ErrSyntax
 	}
-	if len(c.Name)+len(c.Value) > j.maxCookieBytes {
+	if len(c.Name)+len(c.Value) > j.maxCookieBytes() {
 		return nil, false, ErrTooLarge
 	}
 	d, ok := canonicalHost(strings.TrimPrefix(c.Domain, "."))

@@ -113,6 +113,7 @@ type ImportError struct {
 	Err     error // why the first one was skipped
 }
 
+// Error describes the skipped entries.
 func (e *ImportError) Error() string {
 	return fmt.Sprintf("cookie: import skipped %d invalid cookie(s), first at entry %d: %v", e.Skipped, e.Entry, e.Err)
 }
