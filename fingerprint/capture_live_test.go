@@ -102,6 +102,7 @@ func checkLiveCapture(t *testing.T, s *Server, browser, profileName string) {
 	if !sawH2 {
 		t.Fatal("no h2 connection with requests")
 	}
+	checkDrift(t, recs, profileName)
 	p, err := BuildProfile(recs, "")
 	if err != nil {
 		t.Fatal(err)
