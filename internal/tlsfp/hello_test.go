@@ -202,6 +202,10 @@ func TestGREASEFresh(t *testing.T) {
 	p := lookup(t, "chrome")
 	type fields struct{ cipher, ext1, ext2, group, version, sigalg uint16 }
 	seen := map[uint16]int{}
+	perField := make([]map[uint16]bool, 6)
+	for i := range perField {
+		perField[i] = map[uint16]bool{}
+	}
 	lens := map[int]bool{}
 	differ := 0
 	const n = 40
@@ -220,11 +224,12 @@ func TestGREASEFresh(t *testing.T) {
 		if binary.BigEndian.Uint16(ks[2:]) != f.group {
 			t.Errorf("key share GREASE %04x differs from the groups' %04x", binary.BigEndian.Uint16(ks[2:]), f.group)
 		}
-		for _, x := range []uint16{f.cipher, f.ext1, f.ext2, f.group, f.version, f.sigalg} {
+		for j, x := range []uint16{f.cipher, f.ext1, f.ext2, f.group, f.version, f.sigalg} {
 			if !isGREASE(x) {
 				t.Fatalf("not GREASE: %+v", f)
 			}
 			seen[x]++
+			perField[j][x] = true
 		}
 		if f.ext1 == f.ext2 {
 			t.Errorf("both GREASE extensions are %04x", f.ext1)
@@ -235,6 +240,13 @@ func TestGREASEFresh(t *testing.T) {
 		e, _ := h.ext(extECH)
 		_, l := echShapeOf(e)
 		lens[l] = true
+	}
+	for j, name := range []string{"cipher", "first extension", "last extension", "group", "version", "signature algorithm"} {
+		// 16 values, 40 draws: fewer than 4 distinct is (nearly) impossible
+		// unless the field is not redrawn per connection.
+		if len(perField[j]) < 4 {
+			t.Errorf("GREASE %s took only %d values in %d hellos", name, len(perField[j]), n)
+		}
 	}
 	if len(seen) < 12 {
 		t.Errorf("only %d distinct GREASE values in %d hellos", len(seen), n)
