@@ -59,7 +59,9 @@ func TestJSONExtensionFormat(t *testing.T) {
  {"domain":"www.example.com","hostOnly":true,"name":"b","path":"/","sameSite":"unspecified","secure":false,"session":true,"value":"2"},
  {"domain":"old.example.com","hostOnly":true,"name":"c","path":"/","session":false,"expirationDate":1000,"value":"3"},
  {"domain":".co.uk","hostOnly":false,"name":"evil","path":"/","value":"4"},
- {"domain":"www.example.com","hostOnly":true,"name":"x","path":"/","sameSite":"weird","value":"5"}
+ {"domain":"www.example.com","hostOnly":true,"name":"x","path":"/","sameSite":"weird","value":"5"},
+ {"domain":"example.com","name":"ho","path":"/","value":"6"},
+ {"domain":".example.com","name":"dom","path":"/","value":"7"}
 ]`
 	err := j.ReadJSON(strings.NewReader(in))
 	var ie *ImportError
@@ -69,12 +71,15 @@ func TestJSONExtensionFormat(t *testing.T) {
 	if got := header(t, j, "https://www.example.com/", CrossSite); got != "a=1" {
 		t.Fatalf("cross-site header %q", got)
 	}
-	if got := header(t, j, "https://www.example.com/", SameSiteRequest); got != "a=1; b=2" {
+	if got := header(t, j, "https://www.example.com/", SameSiteRequest); got != "a=1; b=2; dom=7" {
+		t.Fatalf("header %q", got)
+	}
+	if got := header(t, j, "https://example.com/", SameSiteRequest); got != "a=1; ho=6; dom=7" {
 		t.Fatalf("header %q", got)
 	}
 	all := j.All()
-	if len(all) != 2 || all[0].Name != "a" || !all[0].Expires.Equal(time.Unix(1800000000, 5e8)) ||
-		all[0].HostOnly || !all[0].HttpOnly || all[0].SameSite != SameSiteNone || !all[1].Expires.IsZero() {
+	if len(all) != 4 || all[0].Name != "a" || !all[0].Expires.Equal(time.Unix(1800000000, 5e8)) ||
+		all[0].HostOnly || !all[0].HttpOnly || all[0].SameSite != SameSiteNone || !all[3].Expires.IsZero() {
 		t.Fatalf("imported: %+v %+v", all[0], all[1])
 	}
 	if err := j.ReadJSON(strings.NewReader(`{"cookies": [`)); err == nil || errors.As(err, &ie) {

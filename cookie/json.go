@@ -31,7 +31,7 @@ type jsonCookie struct {
 	Value       string     `json:"value"`
 	Domain      string     `json:"domain"`
 	Path        string     `json:"path"`
-	HostOnly    bool       `json:"hostOnly"`
+	HostOnly    *bool      `json:"hostOnly,omitempty"` // absent: host-only unless the domain starts with '.'
 	Secure      bool       `json:"secure"`
 	HttpOnly    bool       `json:"httpOnly"`
 	SameSite    string     `json:"sameSite,omitempty"`
@@ -52,7 +52,7 @@ func (j *Jar) WriteJSON(w io.Writer) error {
 	f := jsonFile{Version: 1, Cookies: make([]jsonCookie, 0, len(all))}
 	for _, c := range all {
 		jc := jsonCookie{
-			Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, HostOnly: c.HostOnly,
+			Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, HostOnly: &c.HostOnly,
 			Secure: c.Secure, HttpOnly: c.HttpOnly, SameSite: strings.ToLower(c.SameSite.String()),
 			Partitioned: c.Partitioned,
 		}
@@ -117,8 +117,13 @@ var errJSONSameSite = errors.New("cookie: unknown sameSite value")
 
 func (jc *jsonCookie) cookie() (*Cookie, error) {
 	c := &Cookie{
-		Name: jc.Name, Value: jc.Value, Domain: jc.Domain, Path: jc.Path, HostOnly: jc.HostOnly,
+		Name: jc.Name, Value: jc.Value, Domain: jc.Domain, Path: jc.Path,
 		Secure: jc.Secure, HttpOnly: jc.HttpOnly, Partitioned: jc.Partitioned,
+	}
+	if jc.HostOnly != nil {
+		c.HostOnly = *jc.HostOnly
+	} else {
+		c.HostOnly = !strings.HasPrefix(jc.Domain, ".")
 	}
 	switch strings.ToLower(jc.SameSite) {
 	case "", "unspecified":
