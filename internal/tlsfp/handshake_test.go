@@ -362,6 +362,46 @@ func TestTicketSingleUse(t *testing.T) {
 	}
 }
 
+// TestResumptionHTTP1Derived checks the resumed shape tlsfp derives when no
+// resumed hello was recorded for the offer (here http/1.1 only): Chrome
+// keeps session_ticket and puts pre_shared_key after its final GREASE;
+// Firefox drops session_ticket and grows its GREASE ECH with the PSK. Both
+// match what the browsers sent in profile/record.go's HTTP/1.1 runs.
+func TestResumptionHTTP1Derived(t *testing.T) {
+	s := newServer(t, &tls.Config{NextProtos: []string{"http/1.1"}})
+	for _, name := range []string{"chrome", "firefox"} {
+		p := lookup(t, name)
+		cfg := &Config{Profile: p, RootCAs: testCerts(t).pool, Sessions: NewSessionCache(), ALPN: []string{"http/1.1"}}
+		if _, _, err := dial(t, s, "fp.test", cfg); err != nil {
+			t.Fatal(err)
+		}
+		st, rec, err := dial(t, s, "fp.test", cfg)
+		if err != nil || !st.Resumed || st.ALPN != "http/1.1" {
+			t.Fatalf("%s: %v %+v", name, err, st)
+		}
+		h := parseHelloRecord(t, rec)
+		full := parseHelloRecord(t, p.TLS.HelloHTTP1)
+		ids := h.ids(true)
+		_, ticket := h.ext(extSessionTicket)
+		psk, _ := h.ext(41)
+		switch name {
+		case "chrome":
+			if ids[len(ids)-1] != 41 || ids[len(ids)-2] != 0x0a0a || !ticket || len(ids) != len(full.exts)+1 {
+				t.Errorf("chrome: %v", ids)
+			}
+		case "firefox":
+			want := append(slices.DeleteFunc(full.ids(true), func(id uint16) bool { return id == extSessionTicket }), 41)
+			if !slices.Equal(ids, want) {
+				t.Errorf("firefox: %v, want %v", ids, want)
+			}
+			e, _ := h.ext(extECH)
+			if _, n := echShapeOf(e); n != 239+(4+len(psk)+31)/32*32 {
+				t.Errorf("firefox: ECH payload %d with a %d-byte PSK", n, 4+len(psk))
+			}
+		}
+	}
+}
+
 // TestResumptionTLS12 checks that a TLS 1.2 session resumes with the ticket
 // in session_ticket, without a pre_shared_key.
 func TestResumptionTLS12(t *testing.T) {
