@@ -23,6 +23,7 @@ type Error struct {
 	Err    error
 }
 
+// Error returns "decode: invalid CODING body: " followed by the decoder's message.
 func (e *Error) Error() string {
 	if e.Err == nil {
 		return "decode: invalid " + e.Coding.String() + " body"

@@ -32,12 +32,14 @@ var zstdPool = sync.Pool{New: func() any {
 type zstdDec struct {
 	in relay
 	d  *zstd.Decoder
+	n  int64 // bytes decoded from the current stream
 }
 
 func newZstd() decoder { return zstdPool.Get().(*zstdDec) }
 
 func (d *zstdDec) start(src io.Reader) {
 	d.in.r = src
+	d.n = 0
 	// Reset with a non-nil reader that is neither a *bytes.Buffer nor similar cannot
 	// fail and reads nothing.
 	d.d.Reset(&d.in)
@@ -45,7 +47,13 @@ func (d *zstdDec) start(src io.Reader) {
 
 func (d *zstdDec) release() {
 	d.in.r = nil
-	zstdPool.Put(d)
+	if d.n <= poolMaxDecoded {
+		zstdPool.Put(d)
+	}
 }
 
-func (d *zstdDec) Read(p []byte) (int, error) { return d.d.Read(p) }
+func (d *zstdDec) Read(p []byte) (int, error) {
+	n, err := d.d.Read(p)
+	d.n += int64(n)
+	return n, err
+}
