@@ -140,7 +140,8 @@ func (j *Jar) isPublicSuffix(domain string) bool {
 
 // key returns the bucket key of a canonical host or cookie domain: its
 // registrable domain (eTLD+1), or the name itself for IP addresses and
-// public suffixes. It does not allocate.
+// public suffixes. It is always a label-suffix of its argument, which is
+// what lets match find buckets without the list (x/net's list allocates).
 func (j *Jar) key(host string) string {
 	if isIPLike(host) {
 		return host
