@@ -6,7 +6,10 @@ import "strconv"
 // valid coding.
 type Coding uint8
 
-// The content codings understood by NewReader.
+// The content codings understood by NewReader. As in browsers, bytes after the end of
+// a complete gzip or deflate stream are ignored (for gzip, unless they start another
+// member, which is then decoded and must be valid); after a br or zstd stream they
+// are an error.
 const (
 	Gzip    Coding = iota + 1 // "gzip" or "x-gzip" (RFC 1952), one or more members
 	Deflate                   // "deflate": zlib (RFC 1950), or raw deflate (RFC 1951) as some servers send

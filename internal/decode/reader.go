@@ -37,11 +37,14 @@ var newDecoder = [...]func() decoder{Gzip: newGzip, Deflate: newDeflate, Brotli:
 // to recycle its decoders; one that is not closed is simply garbage collected.
 //
 // NewReader fails with ErrTooManyEncodings for more than MaxCodings codings, and
-// with an error for a Coding value that is not one of the constants or a negative
-// limit; it never reads r in that case.
+// with an error for a nil r, a Coding value that is not one of the constants or a
+// negative limit; it never reads r in those cases.
 func NewReader(r io.Reader, codings []Coding, limit int64) (io.ReadCloser, error) {
 	if len(codings) > MaxCodings {
 		return nil, ErrTooManyEncodings
+	}
+	if r == nil {
+		return nil, errors.New("decode: nil body")
 	}
 	if limit < 0 {
 		return nil, errors.New("decode: negative limit")

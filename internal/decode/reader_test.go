@@ -355,6 +355,9 @@ func TestNewReaderErrors(t *testing.T) {
 	if _, err := NewReader(strings.NewReader(""), []Coding{0}, 0); err == nil {
 		t.Error("coding 0 accepted")
 	}
+	if _, err := NewReader(nil, []Coding{Gzip}, 0); err == nil {
+		t.Error("nil body accepted")
+	}
 	if _, err := NewReader(strings.NewReader(""), []Coding{Gzip}, -1); err == nil {
 		t.Error("negative limit accepted")
 	}
