@@ -40,6 +40,7 @@ func TestCONNECTBytesAfter200(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tun.Close()
+			tun.SetDeadline(time.Now().Add(5 * time.Second))
 			got := make([]byte, len("foobar=ready"))
 			if _, err := io.ReadFull(tun, got); err != nil || string(got) != "foobar=ready" {
 				t.Fatalf("first tunnel bytes %q, %v; want foobar=ready", got, err)
