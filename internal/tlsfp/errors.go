@@ -3,6 +3,7 @@ package tlsfp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
@@ -93,7 +94,9 @@ func quoteName(s string) string {
 // type.
 func classify(ctx context.Context, err error, serverName string) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = errors.Join(ctxErr, err)
+		// The context ended the handshake (by closing the connection); the
+		// connection's error is only its symptom.
+		return &HandshakeError{ServerName: serverName, Err: fmt.Errorf("%w (%v)", ctxErr, err)}
 	}
 	var cve *utls.CertificateVerificationError
 	if errors.As(err, &cve) {

@@ -31,7 +31,9 @@ import (
 // handshakes (Rand must then be safe for concurrent use) and must not be
 // modified while one runs.
 type Config struct {
-	// Profile is the browser whose ClientHello is sent. Required.
+	// Profile is the browser whose ClientHello is sent. Required. Its
+	// compiled form is cached per *Profile for the life of the process:
+	// reuse the pointer (profile.Lookup does) rather than re-parsing.
 	Profile *profile.Profile
 	// ALPN is the protocol offer. Nil means the profile's own recorded
 	// offer (h2 and http/1.1). []string{"http/1.1"} uses the profile's
