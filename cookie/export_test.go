@@ -186,3 +186,36 @@ func TestImportLimits(t *testing.T) {
 		t.Fatalf("Len %d", j.Len())
 	}
 }
+
+// TestJSONPlaywright reads Playwright's storageState cookies.
+func TestJSONPlaywright(t *testing.T) {
+	j, _ := newTestJar(t, nil)
+	in := `{"cookies":[
+ {"name":"s","value":"1","domain":"www.example.com","path":"/","expires":-1,"httpOnly":true,"secure":true,"sameSite":"Lax"},
+ {"name":"d","value":"2","domain":".example.com","path":"/","expires":1800000000,"httpOnly":false,"secure":false,"sameSite":"None"}
+],"origins":[]}`
+	err := j.ReadJSON(strings.NewReader(in))
+	var ie *ImportError
+	if !errors.As(err, &ie) || ie.Skipped != 1 || ie.Entry != 2 || !errors.Is(err, ErrSameSiteNone) {
+		t.Fatalf("ReadJSON = %v", err)
+	}
+	all := j.All()
+	if len(all) != 1 || all[0].Name != "s" || !all[0].HostOnly || !all[0].Expires.IsZero() || all[0].SameSite != SameSiteLax {
+		t.Fatalf("imported %+v", all)
+	}
+	in = `{"cookies":[{"name":"d","value":"2","domain":".example.com","path":"/","expires":1800000000.25,"sameSite":"Strict"}]}`
+	if err := j.ReadJSON(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	if got := header(t, j, "https://a.example.com/", SameSiteRequest); got != "d=2" {
+		t.Fatalf("header %q", got)
+	}
+	for _, c := range j.All() {
+		if c.Name == "d" && (!c.Expires.Equal(time.Unix(1800000000, 25e7)) || c.HostOnly) {
+			t.Fatalf("d: %+v", c)
+		}
+	}
+	if err := j.ReadJSON(strings.NewReader(`{"cookies":[{"name":"x","expires":true}]}`)); err == nil || errors.As(err, &ie) {
+		t.Fatalf("bad expires: %v", err)
+	}
+}

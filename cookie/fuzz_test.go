@@ -302,6 +302,7 @@ func FuzzReadNetscape(f *testing.F) {
 func FuzzReadJSON(f *testing.F) {
 	f.Add(`{"version":1,"cookies":[{"name":"a","value":"1","domain":"example.com","path":"/","hostOnly":false,"secure":true,"httpOnly":false,"sameSite":"strict"}]}`)
 	f.Add(`[{"domain":".example.com","name":"a","path":"/","sameSite":"no_restriction","secure":true,"expirationDate":1800000000.5,"value":"1"}]`)
+	f.Add(`{"cookies":[{"name":"s","value":"1","domain":".example.com","path":"/","expires":-1,"httpOnly":true,"secure":true,"sameSite":"Lax"}],"origins":[]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		j := New(&Options{Now: func() time.Time { return epoch }})
 		j.ReadJSON(strings.NewReader(in))

@@ -25,7 +25,8 @@ type jsonFile struct {
 
 // jsonCookie is one cookie in JSON. Besides guise's own fields it reads the
 // fields browser extensions export ("expirationDate" in Unix seconds,
-// "session", sameSite "no_restriction"/"unspecified").
+// "session", sameSite "no_restriction"/"unspecified") and Playwright's
+// storageState ("expires" in Unix seconds, -1 for a session cookie).
 type jsonCookie struct {
 	Name        string     `json:"name"`
 	Value       string     `json:"value"`
@@ -35,7 +36,7 @@ type jsonCookie struct {
 	Secure      bool       `json:"secure"`
 	HttpOnly    bool       `json:"httpOnly"`
 	SameSite    string     `json:"sameSite,omitempty"`
-	Expires     *time.Time `json:"expires,omitempty"`
+	Expires     *flexTime  `json:"expires,omitempty"`
 	Created     *time.Time `json:"created,omitempty"`
 	LastAccess  *time.Time `json:"lastAccess,omitempty"`
 	Partitioned bool       `json:"partitioned,omitempty"`
@@ -59,8 +60,7 @@ func (j *Jar) WriteJSON(w io.Writer) error {
 		created, last := c.Created, c.LastAccess
 		jc.Created, jc.LastAccess = &created, &last
 		if !c.Expires.IsZero() {
-			exp := c.Expires
-			jc.Expires = &exp
+			jc.Expires = &flexTime{c.Expires}
 		}
 		f.Cookies = append(f.Cookies, jc)
 	}
@@ -138,16 +138,10 @@ func (jc *jsonCookie) cookie() (*Cookie, error) {
 	}
 	switch {
 	case jc.Expires != nil:
-		c.Expires = *jc.Expires
+		c.Expires = jc.Expires.t
 	case jc.ExpirationDate != nil && (jc.Session == nil || !*jc.Session):
-		s := *jc.ExpirationDate
-		if math.IsNaN(s) || s <= 0 {
-			c.Expires = time.Unix(0, 1) // expired
-		} else if s < 1e11 {
-			sec, frac := math.Modf(s)
-			c.Expires = time.Unix(int64(sec), int64(frac*1e9)).UTC()
-		} else {
-			c.Expires = time.Unix(1e11, 0).UTC()
+		if c.Expires = unixSeconds(*jc.ExpirationDate); c.Expires.IsZero() {
+			c.Expires = time.Unix(0, 1) // not a session cookie: expired
 		}
 	}
 	if jc.Created != nil {
@@ -157,4 +151,34 @@ func (jc *jsonCookie) cookie() (*Cookie, error) {
 		c.LastAccess = *jc.LastAccess
 	}
 	return c, nil
+}
+
+// flexTime is an "expires" value: an RFC 3339 string (what WriteJSON
+// writes) or a number of Unix seconds (Playwright; zero or negative means a
+// session cookie).
+type flexTime struct{ t time.Time }
+
+func (f flexTime) MarshalJSON() ([]byte, error) { return json.Marshal(f.t) }
+
+func (f *flexTime) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &f.t)
+	}
+	var s float64
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	f.t = unixSeconds(s)
+	return nil
+}
+
+// unixSeconds converts fractional Unix seconds; zero, negative and NaN give
+// the zero time, huge values are clamped.
+func unixSeconds(s float64) time.Time {
+	if math.IsNaN(s) || s <= 0 {
+		return time.Time{}
+	}
+	s = min(s, 1e11)
+	sec, frac := math.Modf(s)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC()
 }
