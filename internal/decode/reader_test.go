@@ -259,6 +259,7 @@ func TestCorrupt(t *testing.T) {
 		{"brotli bad header", Brotli, []byte{0xff, 0xff, 0xff, 0xff, 0xff}},
 		{"brotli html", Brotli, []byte("<html>hello</html>")},
 		{"brotli trailing data", Brotli, append(encode(t, Brotli, data), "xyz"...)},
+		{"zstd trailing data", Zstd, append(encode(t, Zstd, data), "xyzw"...)},
 		{"zstd bad magic", Zstd, []byte("<html>hello</html>")},
 		{"zstd corrupt block", Zstd, flip(encode(t, Zstd, data), 20, 0xff)},
 		// Frame header: magic, descriptor 0 (window descriptor follows), window exponent 31.
@@ -336,6 +337,15 @@ func TestLimit(t *testing.T) {
 			if !errors.Is(err, ErrDecodeLimit) || int64(len(got)) != limit || !bytes.Equal(got, data[:limit]) {
 				t.Errorf("%v: limit %d: %d bytes, %v; want exactly the limit, then ErrDecodeLimit", c, limit, len(got), err)
 			}
+		}
+	}
+	// A legitimate stacked body at the limit is not hurt by the intermediate cap, even
+	// when the data does not compress and the intermediate is larger than the output.
+	rnd := random(200_000, 19)
+	for _, chain := range [][]Coding{{Gzip, Gzip}, {Brotli, Zstd, Deflate}} {
+		got, err := decodeAll(t, bytes.NewReader(encodeChain(t, chain, rnd)), chain, int64(len(rnd)), 4096)
+		if err != nil || !bytes.Equal(got, rnd) {
+			t.Errorf("%v of random data at the limit: %d bytes, %v", chain, len(got), err)
 		}
 	}
 	// Intermediate data between stacked codings is capped too: 100k empty gzip members,
