@@ -36,6 +36,10 @@ type HandshakeError struct {
 
 // Error describes the cause and names the server.
 func (e *HandshakeError) Error() string {
+	var ce *CertificateError
+	if errors.As(e.Err, &ce) {
+		return ce.Error() // names the server already
+	}
 	msg := e.Err.Error()
 	if !strings.HasPrefix(msg, "tlsfp: ") {
 		msg = "tlsfp: " + msg
