@@ -37,7 +37,8 @@ type Options struct {
 	PublicSuffixList PublicSuffixList
 	// MaxPerDomain caps the cookies per registrable domain (eTLD+1);
 	// 0 means 180, Chrome's limit. When it is exceeded the jar evicts
-	// expired cookies, then the least recently used ones, down to
+	// expired cookies, then the least recently used non-Secure ones, then
+	// the least recently used Secure ones, down to
 	// MaxPerDomain - MaxPerDomain/6 (150 for 180), as Chrome does.
 	MaxPerDomain int
 	// MaxTotal caps the cookies in the jar; 0 means 3000. When it is
@@ -367,21 +368,31 @@ func (j *Jar) removeAt(k string, b *bucket, i int) {
 	}
 }
 
-// evictBucket drops expired cookies of b, then the least recently used,
-// until at most target remain.
+// evictBucket drops expired cookies of b, then, as Chrome does, the least
+// recently used non-Secure cookies, then the least recently used Secure
+// ones, until at most target remain. An insecure origin flooding a domain
+// therefore cannot push out its Secure cookies.
 func (j *Jar) evictBucket(k string, b *bucket, now time.Time, target int) {
 	j.dropExpired(k, b, now)
 	if len(b.entries) <= target {
 		return
 	}
 	victims := slices.Clone(b.entries)
-	slices.SortFunc(victims, evictionOrder)
-	victims = victims[:len(b.entries)-target]
-	b.entries = slices.DeleteFunc(b.entries, func(e *entry) bool {
-		_, found := slices.BinarySearchFunc(victims, e, evictionOrder)
-		return found
+	slices.SortFunc(victims, func(x, y *entry) int {
+		if x.secure != y.secure {
+			if y.secure {
+				return -1
+			}
+			return 1
+		}
+		return evictionOrder(x, y)
 	})
-	j.total -= len(victims)
+	gone := make(map[*entry]bool, len(b.entries)-target)
+	for _, e := range victims[:len(b.entries)-target] {
+		gone[e] = true
+	}
+	b.entries = slices.DeleteFunc(b.entries, func(e *entry) bool { return gone[e] })
+	j.total -= len(gone)
 	if len(b.entries) == 0 {
 		delete(j.buckets, k)
 	}

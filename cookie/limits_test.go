@@ -33,6 +33,23 @@ func TestEvictionPerDomain(t *testing.T) {
 	}
 }
 
+// TestEvictionSecureLast: per domain, non-Secure cookies go before Secure
+// ones, so an http flood cannot evict them.
+func TestEvictionSecureLast(t *testing.T) {
+	j, clk := newTestJar(t, &Options{MaxPerDomain: 6})
+	set(t, j, "https://example.com/", "s1=1; Secure", "s2=1; Secure")
+	for i := 0; i < 50; i++ {
+		clk.Advance(time.Second)
+		set(t, j, "http://example.com/", fmt.Sprintf("n%d=1", i))
+	}
+	if got := header(t, j, "https://example.com/", SameSiteRequest); !strings.HasPrefix(got, "s1=1; s2=1; ") || j.Len() > 6 {
+		t.Fatalf("secure cookies evicted by an http flood: %q (Len %d)", got, j.Len())
+	}
+	if got := header(t, j, "https://example.com/", SameSiteRequest); !strings.HasSuffix(got, "n49=1") {
+		t.Fatalf("newest cookie evicted: %q", got)
+	}
+}
+
 // TestEvictionTotal: the total cap holds across domains and evicts the
 // least recently used first.
 func TestEvictionTotal(t *testing.T) {
