@@ -13,8 +13,9 @@ import (
 // browser order: longer paths first, then earlier creation. It applies
 // host-only, domain and path matching, expiry, Secure (https and wss, and
 // http to loopback hosts, are secure contexts) and SameSite (Strict: only
-// SameSiteRequest; Lax and unspecified: also CrossSiteNavigation; None:
-// always). Sent cookies get their LastAccess updated; expired ones met on
+// SameSiteRequest; Lax and unspecified: also CrossSiteNavigation, and
+// unspecified ones at most 2 minutes old also CrossSiteUnsafeNavigation;
+// None: always). Sent cookies get their LastAccess updated; expired ones met on
 // the way are removed. It does not allocate when the jar holds no cookie
 // for u's registrable domain.
 func (j *Jar) AppendCookieHeader(dst []byte, u *url.URL, site SiteContext) []byte {
@@ -99,7 +100,7 @@ func (j *Jar) match(u *url.URL, site SiteContext, touch bool, emit func(*entry) 
 				if e.hostOnly && host != e.domain || !e.hostOnly && !domainMatch(host, e.domain) {
 					continue
 				}
-				if e.secure && !secureCtx || !pathMatch(path, e.path) || !sameSiteAllows(e.sameSite, site) {
+				if e.secure && !secureCtx || !pathMatch(path, e.path) || !sameSiteAllows(e, site, now) {
 					continue
 				}
 				if emit(e) && touch {
@@ -118,15 +119,23 @@ func (j *Jar) match(u *url.URL, site SiteContext, touch bool, emit func(*entry) 
 	}
 }
 
+// laxPostWindow is how long Chrome sends a new cookie without a SameSite
+// attribute on cross-site top-level POST navigations ("Lax+POST").
+const laxPostWindow = 2 * time.Minute
+
 // sameSiteAllows is Chrome's SameSite enforcement with Lax by default.
-func sameSiteAllows(s SameSite, site SiteContext) bool {
+func sameSiteAllows(e *entry, site SiteContext, now time.Time) bool {
 	switch site {
 	case SameSiteRequest:
 		return true
 	case CrossSiteNavigation:
-		return s != SameSiteStrict
+		return e.sameSite != SameSiteStrict
+	case CrossSiteUnsafeNavigation:
+		if e.sameSite == SameSiteUnspecified && now.Sub(e.created) <= laxPostWindow {
+			return true
+		}
 	}
-	return s == SameSiteNone
+	return e.sameSite == SameSiteNone
 }
 
 // All returns copies of every unexpired cookie in the jar, sorted by

@@ -257,7 +257,7 @@ func TestHeaderOrder(t *testing.T) {
 
 // TestSameSite checks Chrome's enforcement, with Lax by default.
 func TestSameSite(t *testing.T) {
-	j, _ := newTestJar(t, nil)
+	j, clk := newTestJar(t, nil)
 	set(t, j, "https://example.com/", "strict=1; SameSite=Strict", "lax=1; SameSite=lax",
 		"none=1; SameSite=None; Secure", "unspec=1", "bogus=1; SameSite=bogus")
 	tests := []struct {
@@ -267,12 +267,17 @@ func TestSameSite(t *testing.T) {
 		{SameSiteRequest, "strict=1; lax=1; none=1; unspec=1; bogus=1"},
 		{CrossSiteNavigation, "lax=1; none=1; unspec=1; bogus=1"},
 		{CrossSite, "none=1"},
+		{CrossSiteUnsafeNavigation, "none=1; unspec=1; bogus=1"}, // Lax+POST: young unspecified cookies
 		{SiteContext(99), "none=1"},
 	}
 	for _, tt := range tests {
 		if got := header(t, j, "https://example.com/", tt.site); got != tt.want {
 			t.Errorf("%v: %q, want %q", tt.site, got, tt.want)
 		}
+	}
+	clk.Advance(laxPostWindow + time.Second)
+	if got := header(t, j, "https://example.com/", CrossSiteUnsafeNavigation); got != "none=1" {
+		t.Errorf("Lax+POST after 2 minutes: %q", got)
 	}
 	if err := j.SetCookie(mustURL(t, "https://example.com/"), "n=1; SameSite=None"); !errors.Is(err, ErrSameSiteNone) {
 		t.Errorf("SameSite=None without Secure: %v", err)

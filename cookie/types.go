@@ -73,12 +73,17 @@ const (
 	// (GET, HEAD) from another site: Lax and unspecified cookies are sent,
 	// Strict ones are not.
 	CrossSiteNavigation
-	// CrossSite is any other cross-site request (subresources, fetches,
-	// cross-site POST navigations): only SameSite=None cookies are sent.
+	// CrossSite is any other cross-site request (subresources, fetches):
+	// only SameSite=None cookies are sent.
 	CrossSite
+	// CrossSiteUnsafeNavigation is a top-level cross-site navigation with
+	// an unsafe method (a form POST): like CrossSite, plus Chrome's
+	// "Lax+POST" allowance for cookies without a SameSite attribute that
+	// are at most 2 minutes old.
+	CrossSiteUnsafeNavigation
 )
 
-var siteContextNames = [...]string{"same-site", "cross-site-navigation", "cross-site"}
+var siteContextNames = [...]string{"same-site", "cross-site-navigation", "cross-site", "cross-site-unsafe-navigation"}
 
 // String returns a lower-case name for the context.
 func (s SiteContext) String() string {
