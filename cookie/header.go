@@ -15,9 +15,10 @@ import (
 // http to loopback hosts, are secure contexts) and SameSite (Strict: only
 // SameSiteRequest; Lax and unspecified: also CrossSiteNavigation, and
 // unspecified ones at most 2 minutes old also CrossSiteUnsafeNavigation;
-// None: always). Sent cookies get their LastAccess updated; expired ones met on
-// the way are removed. It does not allocate when the jar holds no cookie
-// for u's registrable domain.
+// None: always). Sent cookies get their LastAccess updated; expired ones
+// met on the way are removed. It allocates only to grow dst (never when the
+// jar holds no cookie for u's host, or dst has room), plus once inside
+// url.URL.EscapedPath when u carries a RawPath.
 func (j *Jar) AppendCookieHeader(dst []byte, u *url.URL, site SiteContext) []byte {
 	start := len(dst)
 	j.match(u, site, true, func(e *entry) bool {
