@@ -212,6 +212,11 @@ func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind
 	return dst, nil
 }
 
+// userAgent is the profile's User-Agent, for a CONNECT to a proxy.
+func (c *compiled) userAgent() string {
+	return c.hdr[protoH1][profile.Navigate].fields.Get("user-agent")
+}
+
 func protoName(proto int) string {
 	if proto == protoH2 {
 		return "HTTP/2"

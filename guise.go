@@ -43,7 +43,12 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
-	o := options{profile: c, proxy: req.Proxy, insecure: req.InsecureSkipVerify, isolated: true}
+	o := options{profile: c, insecure: req.InsecureSkipVerify, isolated: true}
+	if req.Proxy != "" {
+		if o.proxy, err = parseRoute(req.Proxy); err != nil {
+			return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+		}
+	}
 	ch, err := newChain(req, req.Redirect, 0, nil)
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}

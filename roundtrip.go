@@ -35,7 +35,10 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		return nil, err
 	}
 	b, replayable := req.body()
-	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Proxy: o.proxy, Profile: o.profile.p.Name, TLS: o.tlsID()}
+	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID()}
+	if o.proxy != nil {
+		key.Proxy = o.proxy.key
+	}
 
 	resp := &Response{}
 	resp.h1.Header = resp.hdr[:0]
@@ -73,6 +76,12 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		r.Method = method
 		r.Target = u.target
 		ex := append(append(resp.extra[:0], fields.Field{Name: "Host", Value: u.authority}), x...)
+		if c.absolute {
+			r.Target = u.scheme + "://" + u.authority + u.target
+			if c.auth != "" {
+				ex = append(ex, fields.Field{Name: "Proxy-Authorization", Value: c.auth})
+			}
+		}
 		r.Header, err = o.profile.header(r.Header[:0], protoH1, req.Kind, req.Header, ex, b.length)
 		if err != nil {
 			c.abandon()

@@ -121,11 +121,16 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 	if err != nil {
 		return options{}, err
 	}
-	return options{
+	o := options{
 		profile:  c,
-		proxy:    pick(req.Proxy, s.Proxy),
 		insecure: req.InsecureSkipVerify || s.InsecureSkipVerify,
 		rootCAs:  s.RootCAs,
 		trust:    s.TrustStore,
-	}, nil
+	}
+	if p := pick(req.Proxy, s.Proxy); p != "" {
+		if o.proxy, err = parseRoute(p); err != nil {
+			return options{}, err
+		}
+	}
+	return o, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"net"
 	"net/http/httptrace"
 	"runtime"
@@ -71,6 +70,9 @@ type transportState struct {
 	pool     pool.Pool[*conn]
 	h1       h1.Config
 	sessions *tlsfp.SessionCache // TLS tickets, shared within this Transport only
+	// proxySessions holds the proxy hop's TLS tickets, apart from the
+	// origins' (CVE-2021-22890).
+	proxySessions *tlsfp.SessionCache
 	h2s      h2Conns
 	dialer   net.Dialer
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -82,7 +84,7 @@ type transportState struct {
 
 func (t *Transport) init() *transportState {
 	t.once.Do(func() {
-		st := &transportState{sessions: tlsfp.NewSessionCache()}
+		st := &transportState{sessions: tlsfp.NewSessionCache(), proxySessions: tlsfp.NewSessionCache()}
 		st.pool.MaxPerKey = t.MaxConnsPerHost
 		st.pool.MaxIdlePerKey = t.MaxIdleConnsPerHost
 		st.pool.IdleTimeout = t.IdleConnTimeout
@@ -136,7 +138,7 @@ func (st *transportState) close() {
 // Request, the Session and the Transport.
 type options struct {
 	profile  *compiled
-	proxy    string
+	proxy    *route // nil: direct
 	insecure bool
 	rootCAs  *x509.CertPool
 	trust    TrustStore
@@ -153,6 +155,10 @@ type conn struct {
 	req    h1.Request // reused: one request at a time per HTTP/1.1 conn
 	pooled bool       // false for isolated calls
 	nc     net.Conn   // the connection as dialed (TLS included), for tracing
+	// absolute is set on a connection to an HTTP proxy that takes http://
+	// requests in absolute form; auth is the proxy's credentials for them.
+	absolute bool
+	auth     string
 	times  dialTimes  // how long dialing took; reported by the first request
 }
 
@@ -218,11 +224,15 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options,
 // dialConn opens a connection for key: TCP, then for https TLS with the
 // profile's ClientHello, and HTTP/2 when ALPN picks it.
 func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, error) {
-	if o.proxy != "" {
-		return nil, fmt.Errorf("guise: proxies are not supported yet (%q)", redact(o.proxy))
-	}
 	c := &conn{st: st, key: key}
-	nc, err := st.dialTCP(ctx, key.Addr, &c.times)
+	var nc net.Conn
+	var err error
+	if o.proxy != nil {
+		nc, c.absolute, err = st.dialProxy(ctx, key.Addr, key.Scheme, o.proxy, o, &c.times)
+		c.auth = o.proxy.auth
+	} else {
+		nc, err = st.dialTCP(ctx, key.Addr, &c.times)
+	}
 	if err != nil {
 		if ctx.Err() == nil && isTimeout(err) {
 			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
