@@ -73,13 +73,13 @@ type transportState struct {
 	// proxySessions holds the proxy hop's TLS tickets, apart from the
 	// origins' (CVE-2021-22890).
 	proxySessions *tlsfp.SessionCache
-	h2s      h2Conns
-	dialer   net.Dialer
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
-	tlsTO    time.Duration
-	headTO   time.Duration
-	bodyTO   time.Duration
-	closed   sync.Once
+	h2s           h2Conns
+	dialer        net.Dialer
+	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
+	tlsTO         time.Duration
+	headTO        time.Duration
+	bodyTO        time.Duration
+	closed        sync.Once
 }
 
 func (t *Transport) init() *transportState {
@@ -159,7 +159,7 @@ type conn struct {
 	// requests in absolute form; auth is the proxy's credentials for them.
 	absolute bool
 	auth     string
-	times  dialTimes  // how long dialing took; reported by the first request
+	times    dialTimes // how long dialing took; reported by the first request
 }
 
 func (c *conn) Close() error {

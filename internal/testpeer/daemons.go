@@ -155,7 +155,6 @@ func APR1(password, salt string) string {
 	return magic + salt + "$" + string(out)
 }
 
-
 // Squid starts squid on 127.0.0.1 as an HTTP proxy and returns its address.
 // With users (name → password) it requires basic auth; without, it lets any
 // client through. Port 9 is denied by an ACL (a 403 to test with).
