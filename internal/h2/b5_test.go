@@ -72,7 +72,7 @@ func TestH2_03MaxFrameSize(t *testing.T) {
 			cc, p := newPeer(t, plainConfig())
 			ch := goRoundTrip(context.Background(), cc, get("/"))
 			p.nextOf(FrameHeaders)
-			p.writeSettings(Setting{SettingMaxFrameSize, v})
+			p.writeSettings(Setting{ID: SettingMaxFrameSize, Val: v})
 			r := <-ch
 			wantConnError(t, r.err, ErrCodeProtocol)
 			if code, sent := p.closedWith(); !sent || code != ErrCodeProtocol {
@@ -88,11 +88,11 @@ func TestH2_04SettingsValidation(t *testing.T) {
 		raw  []byte
 		code ErrCode
 	}{
-		{"window", appendSettings(nil, []Setting{{SettingInitialWindowSize, 1 << 31}}), ErrCodeFlowControl},
+		{"window", appendSettings(nil, []Setting{{ID: SettingInitialWindowSize, Val: 1 << 31}}), ErrCodeFlowControl},
 		{"ack-payload", append(appendFrameHeader(nil, 6, FrameSettings, FlagAck, 0), 0, 1, 0, 0, 0, 1), ErrCodeFrameSize},
 		{"on-stream", appendFrameHeader(nil, 0, FrameSettings, 0, 1), ErrCodeProtocol},
 		{"length", append(appendFrameHeader(nil, 5, FrameSettings, 0, 0), 0, 1, 0, 0, 0), ErrCodeFrameSize},
-		{"push", appendSettings(nil, []Setting{{SettingEnablePush, 2}}), ErrCodeProtocol},
+		{"push", appendSettings(nil, []Setting{{ID: SettingEnablePush, Val: 2}}), ErrCodeProtocol},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -146,7 +146,7 @@ func TestH2_16ResetMidBody(t *testing.T) {
 func TestH2_17LowConcurrencyLimit(t *testing.T) {
 	for _, limit := range []uint32{0, 1} {
 		synctest.Test(t, func(t *testing.T) {
-			cc, p := ready(t, plainConfig(), Setting{SettingMaxConcurrentStreams, limit})
+			cc, p := ready(t, plainConfig(), Setting{ID: SettingMaxConcurrentStreams, Val: limit})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			var chs []<-chan result
@@ -220,7 +220,7 @@ func TestH2_19ControlFlood(t *testing.T) {
 		c, s := net.Pipe()
 		defer s.Close()
 		go io.CopyN(io.Discard, s, int64(len(preface)+9+6+13)) // preface, SETTINGS, then nothing
-		cfg := &Config{Settings: []Setting{{SettingEnablePush, 0}}, ConnWindowUpdate: 1, MaxControlQueue: 64}
+		cfg := &Config{Settings: []Setting{{ID: SettingEnablePush, Val: 0}}, ConnWindowUpdate: 1, MaxControlQueue: 64}
 		cc, err := NewClientConn(c, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -341,7 +341,7 @@ func TestH2_22RequestChecks(t *testing.T) {
 
 func TestPeerHeaderListLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cc, p := ready(t, plainConfig(), Setting{SettingMaxHeaderListSize, 200})
+		cc, p := ready(t, plainConfig(), Setting{ID: SettingMaxHeaderListSize, Val: 200})
 		req := get("/")
 		req.Header = fields.Header{{Name: "x-big", Value: strings.Repeat("a", 300)}}
 		if _, err := cc.RoundTrip(context.Background(), req); !errors.Is(err, ErrRefusedToSend) {

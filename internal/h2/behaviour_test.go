@@ -160,7 +160,7 @@ func TestInterimResponses(t *testing.T) {
 // it goes out as the peer grants credit, negative windows included.
 func TestRequestBodyFlowControl(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cc, p := ready(t, plainConfig(), Setting{SettingInitialWindowSize, 1000})
+		cc, p := ready(t, plainConfig(), Setting{ID: SettingInitialWindowSize, Val: 1000})
 		body := bytes.Repeat([]byte("0123456789"), 10000) // 100000 bytes
 		req := get("/up")
 		req.Method = "POST"
@@ -196,13 +196,13 @@ func TestRequestBodyFlowControl(t *testing.T) {
 			t.Fatalf("sent %d bytes with a 1000-byte stream window", len(got))
 		}
 		// Shrink the window below zero: nothing more may be sent.
-		p.writeSettings(Setting{SettingInitialWindowSize, 500})
+		p.writeSettings(Setting{ID: SettingInitialWindowSize, Val: 500})
 		p.write(appendWindowUpdate(nil, h.StreamID, 400))
 		readData()
 		if len(got) != 1000 {
 			t.Fatalf("sent with a negative window: %d", len(got))
 		}
-		p.writeSettings(Setting{SettingInitialWindowSize, 1 << 20})
+		p.writeSettings(Setting{ID: SettingInitialWindowSize, Val: 1 << 20})
 		for len(got) < len(body) {
 			p.write(appendWindowUpdate(nil, 0, 16384))
 			readData()
@@ -280,7 +280,7 @@ func TestSmallRequestOneWrite(t *testing.T) {
 
 func TestShutdownAndReserve(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cc, p := ready(t, plainConfig(), Setting{SettingMaxConcurrentStreams, 2})
+		cc, p := ready(t, plainConfig(), Setting{ID: SettingMaxConcurrentStreams, Val: 2})
 		idle := make(chan struct{}, 4)
 		cc.OnIdle(func(*ClientConn) { idle <- struct{}{} })
 		if !cc.ReserveNewRequest() || !cc.ReserveNewRequest() || cc.ReserveNewRequest() {
@@ -356,7 +356,7 @@ func TestHeadAndNoContent(t *testing.T) {
 
 func TestOnIdleAndReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cc, p := ready(t, plainConfig(), Setting{SettingMaxConcurrentStreams, 1})
+		cc, p := ready(t, plainConfig(), Setting{ID: SettingMaxConcurrentStreams, Val: 1})
 		idle := 0
 		cc.OnIdle(func(*ClientConn) { idle++ })
 		if !cc.ReserveNewRequest() || cc.CanTakeNewRequest() {

@@ -2,9 +2,9 @@
 // given browser does: the first SETTINGS frame, the connection WINDOW_UPDATE,
 // PRIORITY frames, stream ids, HEADERS priority, pseudo-header order and the
 // HPACK encoder's choices all come from a Config compiled from a browser
-// profile. Response header blocks are decoded with golang.org/x/net/http2/hpack;
-// frames go through a small codec of our own (wire.go) because
-// golang.org/x/net/http2 needs golang.org/x/text, which go.mod does not list.
+// profile. Frames are read with golang.org/x/net/http2's Framer and response
+// header blocks decoded with its hpack package; requests are encoded with
+// h2's own HPACK encoder, which makes the browsers' choices byte for byte.
 //
 // A ClientConn multiplexes requests up to the peer's MAX_CONCURRENT_STREAMS,
 // batches concurrent writes into one write, keeps receive windows as the

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -32,13 +33,17 @@ type ClientConn struct {
 	cfg *Config
 
 	// Reader side: owned by the read loop.
-	fr      frameReader
-	hdec    *hpack.Decoder
-	hfields []hpack.HeaderField // decoded fields of the current block
-	hremain uint32              // header list bytes left in the current block
-	hbad    error               // first invalid field of the current block
-	empty   int                 // empty DATA/CONTINUATION frames in a row
-	maxList uint32              // response header list cap
+	fr          *http2.Framer
+	rd          connReader
+	hdec        *hpack.Decoder
+	emit        func(hpack.HeaderField) // cc.emitField, bound once
+	hfields     []hpack.HeaderField     // decoded fields of the current block
+	hremain     uint32                  // header list bytes left in the current block
+	hbad        error                   // first invalid field of the current block
+	empty       int                     // empty DATA frames in a row
+	maxList     uint32                  // response header list cap
+	maxFrame    uint32                  // our SETTINGS_MAX_FRAME_SIZE
+	sawSettings bool                    // the peer's first SETTINGS arrived
 
 	// Writer side: wlock is a channel lock so that waiting can be cancelled;
 	// wwait counts writers waiting for it, so that the holder flushes only
@@ -74,7 +79,6 @@ type ClientConn struct {
 	recvMax         int64
 	connUnacked     int64
 	streamRecvInit  int32
-	gotSettings     bool
 	goAway          *GoAwayError
 	closing         bool
 	closed          bool
@@ -126,9 +130,9 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	cc.streamRecvInit = int32(min(int64(cc.streamRecvInit)+int64(cfg.StreamWindowUpdate), maxWindow))
 	cc.recvMax = min(initialWindow+int64(cfg.ConnWindowUpdate), maxWindow)
 	cc.recvWindow = cc.recvMax
-	cc.fr = frameReader{r: bufio.NewReaderSize(nc, 32<<10), max: minMaxFrameSize}
+	cc.maxFrame = minMaxFrameSize
 	if v, ok := cfg.setting(SettingMaxFrameSize); ok && v >= minMaxFrameSize && v <= maxMaxFrameSize {
-		cc.fr.max = v
+		cc.maxFrame = v
 	}
 	tableSize := uint32(defaultTableSize)
 	if v, ok := cfg.setting(SettingHeaderTableSize); ok {
@@ -141,8 +145,11 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 			maxList = v
 		}
 	}
-	cc.hdec = hpack.NewDecoder(tableSize, cc.emitField)
-	cc.hdec.SetMaxStringLength(int(min(maxList, 1<<30)))
+	cc.emit = cc.emitField
+	cc.hdec = hpack.NewDecoder(tableSize, cc.emit)
+	cc.hdec.SetMaxStringLength(int(maxList))
+	cc.rd.r = bufio.NewReaderSize(nc, 32<<10)
+	cc.fr = newFramer(nil, &cc.rd, cc.maxFrame, maxList, cc.hdec)
 
 	b := make([]byte, 0, 256)
 	b = append(b, preface...)
@@ -502,4 +509,17 @@ func (cc *ClientConn) pingLost() {
 	if lost {
 		cc.fail(&TimeoutError{Phase: "ping"})
 	}
+}
+
+// newFramer returns the connection's Framer: it reads frames of at most
+// maxFrame bytes from r, decodes header blocks with hdec (header lists capped
+// at maxList), rejects what RFC 9113 forbids (AllowIllegalReads stays false),
+// reuses DATA frames, and writes to w.
+func newFramer(w io.Writer, r io.Reader, maxFrame, maxList uint32, hdec *hpack.Decoder) *http2.Framer {
+	fr := http2.NewFramer(w, r)
+	fr.SetReuseFrames()
+	fr.SetMaxReadFrameSize(maxFrame)
+	fr.ReadMetaHeaders = hdec
+	fr.MaxHeaderListSize = maxList
+	return fr
 }

@@ -40,7 +40,7 @@ func (fp *fastPeer) serve(nc net.Conn) {
 	}
 	fr := frameReader{r: br, max: 1 << 24}
 	out := make([]byte, 0, 64<<10)
-	out = appendSettings(out, []Setting{{SettingMaxConcurrentStreams, 1000}, {SettingInitialWindowSize, 1 << 20}})
+	out = appendSettings(out, []Setting{{ID: SettingMaxConcurrentStreams, Val: 1000}, {ID: SettingInitialWindowSize, Val: 1 << 20}})
 	out = appendWindowUpdate(out, 0, 1<<30)
 	zeros := make([]byte, 16384)
 	for i := range zeros {

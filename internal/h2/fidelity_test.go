@@ -66,9 +66,9 @@ func testFidelity(t *testing.T, cfg *Config, rec recording, serverFirst bool) {
 		}
 	}
 	serverSettings := func() {
-		p.writeSettings(Setting{SettingMaxFrameSize, 1 << 20}, Setting{SettingMaxConcurrentStreams, 250},
-			Setting{SettingMaxHeaderListSize, 1 << 20}, Setting{SettingHeaderTableSize, 4096},
-			Setting{SettingInitialWindowSize, 1 << 20})
+		p.writeSettings(Setting{ID: SettingMaxFrameSize, Val: 1 << 20}, Setting{ID: SettingMaxConcurrentStreams, Val: 250},
+			Setting{ID: SettingMaxHeaderListSize, Val: 1 << 20}, Setting{ID: SettingHeaderTableSize, Val: 4096},
+			Setting{ID: SettingInitialWindowSize, Val: 1 << 20})
 		if f := p.next(); f.Type != FrameSettings || f.Flags != FlagAck {
 			t.Fatalf("want SETTINGS ACK, got %v", f.Type)
 		}
@@ -154,7 +154,7 @@ func testFidelity(t *testing.T, cfg *Config, rec recording, serverFirst bool) {
 func TestPrefacePriorityFrames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := &Config{
-			Settings:         []Setting{{SettingInitialWindowSize, 131072}},
+			Settings:         []Setting{{ID: SettingInitialWindowSize, Val: 131072}},
 			ConnWindowUpdate: 12517377,
 			PriorityFrames: []PriorityFrame{
 				{3, PriorityParam{Weight: 200}},

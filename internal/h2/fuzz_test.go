@@ -3,11 +3,13 @@ package h2
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
 	"testing/synctest"
 
+	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -36,7 +38,7 @@ func FuzzClientConn(f *testing.F) {
 	trailers = appendHeaders(trailers, 1, true, nil, fuzzBlock("x-t", "1"), 16384)
 	f.Add([]byte{7}, trailers)
 	f.Add([]byte{1}, appendGoAway(appendRSTStream(nil, 3, ErrCodeRefusedStream), 1, ErrCodeNo, "bye"))
-	f.Add([]byte{2}, appendPing(appendSettings(appendWindowUpdate(nil, 0, 1000), []Setting{{SettingInitialWindowSize, 10}}), false, [8]byte{1}))
+	f.Add([]byte{2}, appendPing(appendSettings(appendWindowUpdate(nil, 0, 1000), []Setting{{ID: SettingInitialWindowSize, Val: 10}}), false, [8]byte{1}))
 	f.Add([]byte{5}, append(appendFrameHeader(nil, 3, 0x0b, 0, 1), 1, 2, 3))
 	cont := appendFrameHeader(nil, 2, FrameHeaders, 0, 1)
 	cont = append(cont, 0x88, 0x40)
@@ -107,30 +109,58 @@ func fuzzOne(t *testing.T, sizes, stream []byte) {
 	cc.Close()
 }
 
-// FuzzFrameReader reads frames from arbitrary bytes: only io errors or a
-// FRAME_SIZE ConnectionError, and no payload above the limit.
-func FuzzFrameReader(f *testing.F) {
-	f.Add(uint16(0), appendSettings(nil, []Setting{{SettingEnablePush, 0}}))
+// FuzzFramer reads arbitrary bytes with the Framer as NewClientConn
+// configures it: no panic, no frame above the size limit, no header list
+// above its cap, and only errors that readErr maps (the Framer's connection
+// and stream errors, ErrFrameTooLarge, or a short read).
+func FuzzFramer(f *testing.F) {
+	blk := fuzzBlock(":status", "200", "x-a", "1")
+	f.Add(uint16(0), appendSettings(nil, []Setting{{ID: SettingEnablePush, Val: 0}}))
 	f.Add(uint16(5), appendData(nil, 1, true, make([]byte, 20000)))
 	f.Add(uint16(1), append(appendFrameHeader(nil, 4, FrameData, FlagPadded, 1), 9, 1, 2, 3))
+	f.Add(uint16(0), appendHeaders(nil, 1, true, &PriorityParam{Weight: 7}, blk, 16384))
+	f.Add(uint16(0), appendHeaders(nil, 1, false, nil, blk, 2))
+	f.Add(uint16(0), appendGoAway(appendPing(appendRSTStream(appendWindowUpdate(nil, 3, 9), 1, ErrCodeCancel), true, [8]byte{}), 1, ErrCodeNo, "x"))
 	f.Fuzz(func(t *testing.T, limit uint16, b []byte) {
-		max := uint32(minMaxFrameSize) + uint32(limit)
-		fr := frameReader{r: bytes.NewReader(b), max: max}
+		maxFrame := uint32(minMaxFrameSize) + uint32(limit)
+		const maxList = 1 << 12
+		hdec := hpack.NewDecoder(4096, nil)
+		fr := newFramer(nil, bytes.NewReader(b), maxFrame, maxList, hdec)
 		for range 10000 {
-			h, p, err := fr.next()
-			if err != nil {
-				if ce, ok := err.(ConnectionError); ok && ce.Code != ErrCodeFrameSize {
-					t.Fatalf("error %v", err)
+			fh, err := fr.ReadFrameHeader()
+			if err == nil {
+				if fh.Type == FrameHeaders && fh.Flags.Has(http2.FlagHeadersEndHeaders) {
+					fr.ReadMetaHeaders = nil
 				}
+				var frame http2.Frame
+				frame, err = fr.ReadFrameForHeader(fh)
+				fr.ReadMetaHeaders = hdec
+				if err == nil {
+					if frame.Header().Length > maxFrame {
+						t.Fatalf("frame of %d bytes read, limit %d", frame.Header().Length, maxFrame)
+					}
+					if mh, ok := frame.(*http2.MetaHeadersFrame); ok {
+						var size uint32
+						for _, hf := range mh.Fields {
+							size += hf.Size()
+						}
+						if size > maxList {
+							t.Fatalf("header list of %d bytes, limit %d", size, maxList)
+						}
+					}
+					continue
+				}
+			}
+			var ce http2.ConnectionError
+			var se http2.StreamError
+			switch {
+			case errors.As(err, &ce), errors.As(err, &se), errors.Is(err, http2.ErrFrameTooLarge),
+				err == io.EOF, err == io.ErrUnexpectedEOF:
+			default:
+				t.Fatalf("unexpected error %v (%T)", err, err)
+			}
+			if _, ok := err.(http2.StreamError); !ok {
 				return
-			}
-			if uint32(len(p)) != h.Length || h.Length > max {
-				t.Fatalf("payload %d of %d", len(p), h.Length)
-			}
-			if _, err := unpad(h, p); err != nil {
-				if ce, ok := err.(ConnectionError); !ok || ce.Code != ErrCodeProtocol {
-					t.Fatalf("unpad error %v", err)
-				}
 			}
 		}
 	})

@@ -182,7 +182,7 @@ func goRoundTrip(ctx context.Context, cc *ClientConn, req *Request) <-chan resul
 // plainConfig is a Config without a fingerprint: RFC default windows, so
 // flow-control tests stay small.
 func plainConfig() *Config {
-	return &Config{Settings: []Setting{{SettingEnablePush, 0}}}
+	return &Config{Settings: []Setting{{ID: SettingEnablePush, Val: 0}}}
 }
 
 // ready returns a connection whose peer finished the SETTINGS exchange.

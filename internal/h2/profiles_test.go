@@ -9,8 +9,8 @@ import (
 func chromeConfig() *Config {
 	return &Config{
 		Settings: []Setting{
-			{SettingHeaderTableSize, 65536}, {SettingEnablePush, 0},
-			{SettingInitialWindowSize, 6291456}, {SettingMaxHeaderListSize, 262144},
+			{ID: SettingHeaderTableSize, Val: 65536}, {ID: SettingEnablePush, Val: 0},
+			{ID: SettingInitialWindowSize, Val: 6291456}, {ID: SettingMaxHeaderListSize, Val: 262144},
 		},
 		ConnWindowUpdate: 15663105,
 		FirstStreamID:    1,
@@ -22,8 +22,8 @@ func chromeConfig() *Config {
 func firefoxConfig() *Config {
 	return &Config{
 		Settings: []Setting{
-			{SettingHeaderTableSize, 65536}, {SettingEnablePush, 0},
-			{SettingInitialWindowSize, 131072}, {SettingMaxFrameSize, 16384},
+			{ID: SettingHeaderTableSize, Val: 65536}, {ID: SettingEnablePush, Val: 0},
+			{ID: SettingInitialWindowSize, Val: 131072}, {ID: SettingMaxFrameSize, Val: 16384},
 		},
 		ConnWindowUpdate:   12517377,
 		FirstStreamID:      3,

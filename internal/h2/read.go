@@ -1,7 +1,6 @@
 package h2
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/guise-http/guise/internal/fields"
+	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -21,7 +21,24 @@ var (
 	errBadPseudo       = errors.New("invalid pseudo-header field")
 	errConnSpecificHdr = errors.New("connection-specific header field")
 	errWindowOverflow  = errors.New("window update overflow")
+	errZeroIncrement   = errors.New("zero WINDOW_UPDATE increment")
 )
+
+// connReader is the Framer's reader. It keeps the first error of the
+// connection, so that an error of the Framer can be told from one of the
+// transport.
+type connReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
 
 // readLoop reads and dispatches frames until the connection ends.
 func (cc *ClientConn) readLoop() {
@@ -30,14 +47,7 @@ func (cc *ClientConn) readLoop() {
 		defer cc.idleTimer.Stop()
 	}
 	for {
-		h, p, err := cc.fr.next()
-		if err == nil {
-			if cc.idleTimer != nil {
-				cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
-			}
-			err = cc.dispatch(h, p)
-		}
-		if err != nil {
+		if err := cc.readFrame(); err != nil {
 			cc.mu.Lock()
 			if cc.goAway != nil && (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) {
 				err = *cc.goAway
@@ -51,76 +61,152 @@ func (cc *ClientConn) readLoop() {
 	}
 }
 
-// dispatch handles one frame. A returned error ends the connection.
-func (cc *ClientConn) dispatch(h frameHeader, p []byte) error {
-	cc.mu.Lock()
-	first := !cc.gotSettings
-	cc.mu.Unlock()
-	if first && (h.Type != FrameSettings || h.Flags&FlagAck != 0) {
-		return ConnectionError{ErrCodeProtocol, fmt.Sprintf("first frame is %v, not SETTINGS", h.Type)}
+// readFrame reads one frame with the Framer and handles it. A returned error
+// ends the connection.
+//
+// A header block that fits in its HEADERS frame is decoded here, which costs
+// no allocation beyond the frame; one that continues in CONTINUATION frames
+// is read by the Framer's ReadMetaHeaders, whose limits on the block's frames
+// (GO-2024-2687) then apply.
+func (cc *ClientConn) readFrame() error {
+	fh, err := cc.fr.ReadFrameHeader()
+	if err != nil {
+		return cc.readErr(fh, err)
 	}
-	if h.Type != FrameData && h.Type != FrameContinuation {
+	if !cc.sawSettings {
+		if fh.Type != FrameSettings || fh.Flags.Has(http2.FlagSettingsAck) {
+			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("first frame is %v, not SETTINGS", fh.Type)}
+		}
+		cc.sawSettings = true
+	}
+	if fh.Type == FrameHeaders && fh.Flags.Has(http2.FlagHeadersEndHeaders) {
+		cc.fr.ReadMetaHeaders = nil
+	}
+	f, err := cc.fr.ReadFrameForHeader(fh)
+	cc.fr.ReadMetaHeaders = cc.hdec
+	if err != nil {
+		return cc.readErr(fh, err)
+	}
+	if cc.idleTimer != nil {
+		cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
+	}
+	return cc.dispatch(f)
+}
+
+// readErr turns an error of the Framer reading the frame that starts with fh
+// into h2's: a ConnectionError, nil for a stream error that only reset its
+// stream, or the transport's error.
+func (cc *ClientConn) readErr(fh http2.FrameHeader, err error) error {
+	var ce http2.ConnectionError
+	var se http2.StreamError
+	switch {
+	case errors.As(err, &ce):
+		reason := fmt.Sprintf("invalid %v frame", fh.Type)
+		if d := cc.fr.ErrorDetail(); d != nil {
+			reason = d.Error()
+		}
+		return ConnectionError{ErrCode(ce), reason}
+	case errors.As(err, &se):
+		return cc.onStreamError(fh, se)
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		if fh.Length > cc.maxFrame {
+			return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes exceeds %d", fh.Type, fh.Length, cc.maxFrame)}
+		}
+		return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("CONTINUATION frame exceeds %d bytes", cc.maxFrame)}
+	case cc.rd.err == nil:
+		// The transport is fine: the Framer found the frame too short for
+		// its fixed fields.
+		return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes too short", fh.Type, fh.Length)}
+	}
+	return err
+}
+
+// onStreamError handles a stream error the Framer reported for the frame
+// that starts with fh.
+func (cc *ClientConn) onStreamError(fh http2.FrameHeader, se http2.StreamError) error {
+	cause := se.Cause
+	switch {
+	case fh.Type == FrameHeaders && cause == nil:
+		// Rejected before its header block was decoded: the HPACK state
+		// can no longer be trusted.
+		return ConnectionError{ErrCodeProtocol, "HEADERS frame with invalid padding"}
+	case fh.Type == FrameWindowUpdate:
+		cause = errZeroIncrement
+	case cause == nil:
+		cause = fmt.Errorf("invalid %v frame", fh.Type)
+	}
+	cc.mu.Lock()
+	s := cc.streams[se.StreamID]
+	if s == nil {
+		never := cc.neverOpenedLocked(se.StreamID)
+		cc.mu.Unlock()
+		if never {
+			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("%v on idle stream", fh.Type)}
+		}
+		return nil
+	}
+	err := cc.streamErrorLocked(s, se.Code, cause)
+	cc.mu.Unlock()
+	cc.afterUnlock()
+	return err
+}
+
+// dispatch handles one frame. A returned error ends the connection.
+func (cc *ClientConn) dispatch(f http2.Frame) error {
+	if _, ok := f.(*http2.DataFrame); !ok {
 		cc.empty = 0
 	}
-	switch h.Type {
-	case FrameData:
-		err := cc.onData(h, p)
-		if err == nil && h.Flags&FlagEndStream != 0 || cc.ctrlOwed() {
+	switch f := f.(type) {
+	case *http2.DataFrame:
+		err := cc.onData(f)
+		if err == nil && f.StreamEnded() || cc.ctrlOwed() {
 			cc.afterUnlock()
 		}
 		return err
-	case FrameHeaders:
-		return cc.onHeaders(h, p)
-	case FramePriority:
-		if h.StreamID == 0 {
-			return ConnectionError{ErrCodeProtocol, "PRIORITY on stream 0"}
-		}
-		return nil
-	case FrameRSTStream:
-		return cc.onRST(h, p)
-	case FrameSettings:
-		return cc.onSettings(h, p)
-	case FramePushPromise:
+	case *http2.HeadersFrame:
+		return cc.onHeaders(f)
+	case *http2.MetaHeadersFrame:
+		return cc.onMetaHeaders(f)
+	case *http2.RSTStreamFrame:
+		return cc.onRST(f)
+	case *http2.SettingsFrame:
+		return cc.onSettings(f)
+	case *http2.PushPromiseFrame:
 		return ConnectionError{ErrCodeProtocol, "PUSH_PROMISE after ENABLE_PUSH=0"}
-	case FramePing:
-		return cc.onPing(h, p)
-	case FrameGoAway:
-		return cc.onGoAway(h, p)
-	case FrameWindowUpdate:
-		err := cc.onWindowUpdate(h, p)
+	case *http2.PingFrame:
+		return cc.onPing(f)
+	case *http2.GoAwayFrame:
+		return cc.onGoAway(f)
+	case *http2.WindowUpdateFrame:
+		err := cc.onWindowUpdate(f)
 		cc.afterUnlock()
 		return err
-	case FrameContinuation:
+	case *http2.ContinuationFrame:
+		// The Framer keeps CONTINUATION frames inside their header block.
 		return ConnectionError{ErrCodeProtocol, "CONTINUATION without HEADERS"}
 	}
-	return nil // unknown frame types are ignored (RFC 9113 5.5)
+	// PRIORITY (checked by the Framer) and unknown frame types are ignored
+	// (RFC 9113 5.5).
+	return nil
 }
 
-func (cc *ClientConn) onSettings(h frameHeader, p []byte) error {
-	if h.StreamID != 0 {
-		return ConnectionError{ErrCodeProtocol, "SETTINGS on a stream"}
-	}
-	if h.Flags&FlagAck != 0 {
-		if len(p) != 0 {
-			return ConnectionError{ErrCodeFrameSize, "SETTINGS ACK with payload"}
-		}
+func (cc *ClientConn) onSettings(f *http2.SettingsFrame) error {
+	// The Framer checked the stream, the length and INITIAL_WINDOW_SIZE.
+	if f.IsAck() {
 		return nil
 	}
-	if len(p)%6 != 0 {
-		return ConnectionError{ErrCodeFrameSize, "SETTINGS length not a multiple of 6"}
-	}
-	for i := 0; i < len(p); i += 6 {
-		s := Setting{SettingID(binary.BigEndian.Uint16(p[i:])), binary.BigEndian.Uint32(p[i+2:])}
-		if err := s.Valid(); err != nil {
+	n := f.NumSettings()
+	for i := range n {
+		if err := validSetting(f.Setting(i)); err != nil {
 			return err
 		}
 	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	cc.gotSettings = true
-	for i := 0; i < len(p); i += 6 {
-		id, v := SettingID(binary.BigEndian.Uint16(p[i:])), binary.BigEndian.Uint32(p[i+2:])
-		switch id {
+	for i := range n {
+		s := f.Setting(i)
+		v := s.Val
+		switch s.ID {
 		case SettingHeaderTableSize:
 			cc.peerTable, cc.peerTableSet = v, true
 		case SettingMaxConcurrentStreams:
@@ -149,18 +235,11 @@ func (cc *ClientConn) onSettings(h frameHeader, p []byte) error {
 	return nil
 }
 
-func (cc *ClientConn) onPing(h frameHeader, p []byte) error {
-	if h.StreamID != 0 {
-		return ConnectionError{ErrCodeProtocol, "PING on a stream"}
-	}
-	if len(p) != 8 {
-		return ConnectionError{ErrCodeFrameSize, "PING length not 8"}
-	}
-	var data [8]byte
-	copy(data[:], p)
+func (cc *ClientConn) onPing(f *http2.PingFrame) error {
+	data := f.Data
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if h.Flags&FlagAck != 0 {
+	if f.IsAck() {
 		if cc.pingOutstanding && data == cc.pingData {
 			cc.pingOutstanding = false
 			cc.pingTimer.Stop()
@@ -174,17 +253,11 @@ func (cc *ClientConn) onPing(h frameHeader, p []byte) error {
 	return nil
 }
 
-func (cc *ClientConn) onGoAway(h frameHeader, p []byte) error {
-	if h.StreamID != 0 {
-		return ConnectionError{ErrCodeProtocol, "GOAWAY on a stream"}
-	}
-	if len(p) < 8 {
-		return ConnectionError{ErrCodeFrameSize, "GOAWAY shorter than 8 bytes"}
-	}
+func (cc *ClientConn) onGoAway(f *http2.GoAwayFrame) error {
 	ga := GoAwayError{
-		LastStreamID: binary.BigEndian.Uint32(p) & maxWindow,
-		Code:         ErrCode(binary.BigEndian.Uint32(p[4:])),
-		DebugData:    string(p[8:]),
+		LastStreamID: f.LastStreamID,
+		Code:         f.ErrCode,
+		DebugData:    string(f.DebugData()),
 	}
 	cc.mu.Lock()
 	if cc.goAway != nil && ga.LastStreamID > cc.goAway.LastStreamID {
@@ -204,17 +277,12 @@ func (cc *ClientConn) onGoAway(h frameHeader, p []byte) error {
 	return nil
 }
 
-func (cc *ClientConn) onWindowUpdate(h frameHeader, p []byte) error {
-	if len(p) != 4 {
-		return ConnectionError{ErrCodeFrameSize, "WINDOW_UPDATE length not 4"}
-	}
-	inc := int64(binary.BigEndian.Uint32(p) & maxWindow)
+func (cc *ClientConn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
+	// The Framer reported a zero increment as an error.
+	inc := int64(f.Increment)
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if h.StreamID == 0 {
-		if inc == 0 {
-			return ConnectionError{ErrCodeProtocol, "zero WINDOW_UPDATE increment"}
-		}
+	if f.StreamID == 0 {
 		cc.sendWindow += inc
 		if cc.sendWindow > maxWindow {
 			return ConnectionError{ErrCodeFlowControl, "connection window above 2^31-1"}
@@ -222,15 +290,12 @@ func (cc *ClientConn) onWindowUpdate(h frameHeader, p []byte) error {
 		cc.wakeWindowsLocked()
 		return nil
 	}
-	s := cc.streams[h.StreamID]
+	s := cc.streams[f.StreamID]
 	if s == nil {
-		if cc.neverOpenedLocked(h.StreamID) {
+		if cc.neverOpenedLocked(f.StreamID) {
 			return ConnectionError{ErrCodeProtocol, "WINDOW_UPDATE on idle stream"}
 		}
 		return nil
-	}
-	if inc == 0 {
-		return cc.streamErrorLocked(s, ErrCodeProtocol, errors.New("zero WINDOW_UPDATE increment"))
 	}
 	s.sendWindow += inc
 	if s.sendWindow > maxWindow {
@@ -262,18 +327,12 @@ func (cc *ClientConn) neverOpenedLocked(id uint32) bool {
 	return id%2 == 0 || id >= cc.nextID || id < cc.cfg.FirstStreamID
 }
 
-func (cc *ClientConn) onRST(h frameHeader, p []byte) error {
-	if h.StreamID == 0 {
-		return ConnectionError{ErrCodeProtocol, "RST_STREAM on stream 0"}
-	}
-	if len(p) != 4 {
-		return ConnectionError{ErrCodeFrameSize, "RST_STREAM length not 4"}
-	}
-	code := ErrCode(binary.BigEndian.Uint32(p))
+func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
+	code := f.ErrCode
 	cc.mu.Lock()
-	s := cc.streams[h.StreamID]
+	s := cc.streams[f.StreamID]
 	if s == nil {
-		never := cc.neverOpenedLocked(h.StreamID)
+		never := cc.neverOpenedLocked(f.StreamID)
 		cc.mu.Unlock()
 		if never {
 			return ConnectionError{ErrCodeProtocol, "RST_STREAM on idle stream"}
@@ -292,17 +351,13 @@ func (cc *ClientConn) onRST(h frameHeader, p []byte) error {
 	return nil
 }
 
-func (cc *ClientConn) onData(h frameHeader, p []byte) error {
-	if h.StreamID == 0 {
-		return ConnectionError{ErrCodeProtocol, "DATA on stream 0"}
-	}
-	full := int64(len(p))
-	data, err := unpad(h, p)
-	if err != nil {
-		return err
-	}
-	end := h.Flags&FlagEndStream != 0
-	if len(p) == 0 && !end {
+func (cc *ClientConn) onData(f *http2.DataFrame) error {
+	// The Framer checked the stream id and the padding. Flow control counts
+	// the whole payload, padding included.
+	full := int64(f.Length)
+	data := f.Data()
+	end := f.StreamEnded()
+	if full == 0 && !end {
 		cc.empty++
 		if cc.empty > maxEmptyFrames {
 			return ConnectionError{ErrCodeEnhanceYourCalm, "flood of empty DATA frames"}
@@ -316,9 +371,9 @@ func (cc *ClientConn) onData(h frameHeader, p []byte) error {
 		return ConnectionError{ErrCodeFlowControl, "DATA beyond the connection window"}
 	}
 	cc.recvWindow -= full
-	s := cc.streams[h.StreamID]
+	s := cc.streams[f.StreamID]
 	if s == nil {
-		if cc.neverOpenedLocked(h.StreamID) {
+		if cc.neverOpenedLocked(f.StreamID) {
 			return ConnectionError{ErrCodeProtocol, "DATA on idle stream"}
 		}
 		// A stream we reset or finished: drop, but return the credit.
@@ -384,79 +439,58 @@ func (cc *ClientConn) emitField(f hpack.HeaderField) {
 	cc.hfields = append(cc.hfields, f)
 }
 
-// readBlock decodes the header block starting in a HEADERS frame, reading
-// CONTINUATION frames. Wire bytes are capped at twice the header list bytes
-// still allowed; past that the connection ends without decoding the rest.
-func (cc *ClientConn) readBlock(h frameHeader, frag []byte) error {
+// beginBlock resets the state of the header block being collected.
+func (cc *ClientConn) beginBlock() {
 	cc.hfields = cc.hfields[:0]
 	cc.hbad = nil
 	cc.hremain = cc.maxList
 	cc.hdec.SetEmitEnabled(true)
-	budget := 2 * int64(cc.maxList)
-	for {
-		budget -= int64(len(frag))
-		if budget < 0 {
-			return ConnectionError{ErrCodeProtocol, "header block too large"}
-		}
-		if _, err := cc.hdec.Write(frag); err != nil {
-			return ConnectionError{ErrCodeCompression, err.Error()}
-		}
-		if h.Flags&FlagEndHeaders != 0 {
-			break
-		}
-		var err error
-		var p []byte
-		id := h.StreamID
-		h, p, err = cc.fr.next()
-		if err != nil {
-			return err
-		}
-		if h.Type != FrameContinuation || h.StreamID != id {
-			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("%v frame inside a header block", h.Type)}
-		}
-		if len(p) == 0 {
-			cc.empty++
-			if cc.empty > maxEmptyFrames {
-				return ConnectionError{ErrCodeEnhanceYourCalm, "flood of empty CONTINUATION frames"}
-			}
-		}
-		frag = p
+}
+
+// onHeaders handles a HEADERS frame that holds its whole header block. The
+// block's wire bytes are capped at twice the header list size we accept.
+func (cc *ClientConn) onHeaders(f *http2.HeadersFrame) error {
+	frag := f.HeaderBlockFragment()
+	if int64(len(frag)) > 2*int64(cc.maxList) {
+		return ConnectionError{ErrCodeProtocol, "header block too large"}
+	}
+	cc.beginBlock()
+	cc.hdec.SetEmitFunc(cc.emit) // ReadMetaHeaders replaces it
+	if _, err := cc.hdec.Write(frag); err != nil {
+		return ConnectionError{ErrCodeCompression, err.Error()}
 	}
 	if err := cc.hdec.Close(); err != nil {
 		return ConnectionError{ErrCodeCompression, err.Error()}
 	}
-	return nil
+	return cc.onBlock(f.StreamID, f.StreamEnded())
 }
 
-func (cc *ClientConn) onHeaders(h frameHeader, p []byte) error {
-	if h.StreamID == 0 {
-		return ConnectionError{ErrCodeProtocol, "HEADERS on stream 0"}
+// onMetaHeaders handles a header block the Framer assembled from HEADERS and
+// CONTINUATION frames. It applies the checks of emitField to its fields.
+func (cc *ClientConn) onMetaHeaders(f *http2.MetaHeadersFrame) error {
+	cc.beginBlock()
+	for _, hf := range f.Fields {
+		cc.emitField(hf)
 	}
-	frag, err := unpad(h, p)
-	if err != nil {
-		return err
+	if f.Truncated && cc.hbad == nil {
+		cc.hbad = ErrHeaderListTooLarge
 	}
-	if h.Flags&FlagPriority != 0 {
-		if len(frag) < 5 {
-			return ConnectionError{ErrCodeFrameSize, "HEADERS too short for priority"}
-		}
-		frag = frag[5:]
-	}
-	if err := cc.readBlock(h, frag); err != nil {
-		return err
-	}
-	end := h.Flags&FlagEndStream != 0
+	return cc.onBlock(f.StreamID, f.StreamEnded())
+}
+
+// onBlock hands the decoded header block of stream id to its stream.
+func (cc *ClientConn) onBlock(id uint32, end bool) error {
 	cc.mu.Lock()
-	s := cc.streams[h.StreamID]
+	s := cc.streams[id]
 	if s == nil {
-		never := cc.neverOpenedLocked(h.StreamID)
+		never := cc.neverOpenedLocked(id)
 		cc.mu.Unlock()
 		if never {
 			return ConnectionError{ErrCodeProtocol, "HEADERS on idle stream"}
 		}
 		return nil
 	}
-	err = cc.onHeadersLocked(s, end)
+	err := cc.onHeadersLocked(s, end)
 	cc.mu.Unlock()
 	cc.afterUnlock()
 	return err

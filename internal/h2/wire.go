@@ -3,42 +3,29 @@ package h2
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
+
+	"golang.org/x/net/http2"
 )
 
-// This file holds the HTTP/2 wire types and frame codec (RFC 9113 section
-// 4 and 6). golang.org/x/net/http2's Framer cannot be used: it imports
-// golang.org/x/net/idna and so golang.org/x/text, which the module does not
-// require. The names and shapes follow that package so that they can become
-// aliases of it.
+// This file holds the HTTP/2 wire types, which are golang.org/x/net/http2's,
+// and the checks h2 applies to what the peer sends.
 
-// FrameType is an HTTP/2 frame type.
-type FrameType uint8
+// FrameType is an HTTP/2 frame type (golang.org/x/net/http2's).
+type FrameType = http2.FrameType
 
 // Frame types.
 const (
-	FrameData         FrameType = 0x0
-	FrameHeaders      FrameType = 0x1
-	FramePriority     FrameType = 0x2
-	FrameRSTStream    FrameType = 0x3
-	FrameSettings     FrameType = 0x4
-	FramePushPromise  FrameType = 0x5
-	FramePing         FrameType = 0x6
-	FrameGoAway       FrameType = 0x7
-	FrameWindowUpdate FrameType = 0x8
-	FrameContinuation FrameType = 0x9
+	FrameData         = http2.FrameData
+	FrameHeaders      = http2.FrameHeaders
+	FramePriority     = http2.FramePriority
+	FrameRSTStream    = http2.FrameRSTStream
+	FrameSettings     = http2.FrameSettings
+	FramePushPromise  = http2.FramePushPromise
+	FramePing         = http2.FramePing
+	FrameGoAway       = http2.FrameGoAway
+	FrameWindowUpdate = http2.FrameWindowUpdate
+	FrameContinuation = http2.FrameContinuation
 )
-
-var frameNames = [...]string{"DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS",
-	"PUSH_PROMISE", "PING", "GOAWAY", "WINDOW_UPDATE", "CONTINUATION"}
-
-// String returns the frame type's RFC name.
-func (t FrameType) String() string {
-	if int(t) < len(frameNames) {
-		return frameNames[t]
-	}
-	return fmt.Sprintf("UNKNOWN_FRAME_TYPE_%d", uint8(t))
-}
 
 // Frame flags.
 const (
@@ -49,42 +36,31 @@ const (
 	FlagPriority   = 0x20
 )
 
-// SettingID is an HTTP/2 SETTINGS parameter.
-type SettingID uint16
+// SettingID is an HTTP/2 SETTINGS parameter (golang.org/x/net/http2's).
+type SettingID = http2.SettingID
 
 // SETTINGS parameters.
 const (
-	SettingHeaderTableSize      SettingID = 0x1
-	SettingEnablePush           SettingID = 0x2
-	SettingMaxConcurrentStreams SettingID = 0x3
-	SettingInitialWindowSize    SettingID = 0x4
-	SettingMaxFrameSize         SettingID = 0x5
-	SettingMaxHeaderListSize    SettingID = 0x6
+	SettingHeaderTableSize       = http2.SettingHeaderTableSize
+	SettingEnablePush            = http2.SettingEnablePush
+	SettingMaxConcurrentStreams  = http2.SettingMaxConcurrentStreams
+	SettingInitialWindowSize     = http2.SettingInitialWindowSize
+	SettingMaxFrameSize          = http2.SettingMaxFrameSize
+	SettingMaxHeaderListSize     = http2.SettingMaxHeaderListSize
+	SettingEnableConnectProtocol = http2.SettingEnableConnectProtocol
+	SettingNoRFC7540Priorities   = http2.SettingNoRFC7540Priorities
 )
 
-var settingNames = [...]string{"", "HEADER_TABLE_SIZE", "ENABLE_PUSH", "MAX_CONCURRENT_STREAMS",
-	"INITIAL_WINDOW_SIZE", "MAX_FRAME_SIZE", "MAX_HEADER_LIST_SIZE"}
+// Setting is one SETTINGS parameter and value (golang.org/x/net/http2's):
+// Setting{ID: id, Val: v}.
+type Setting = http2.Setting
 
-// String returns the setting's RFC name.
-func (s SettingID) String() string {
-	if s > 0 && int(s) < len(settingNames) {
-		return settingNames[s]
-	}
-	return fmt.Sprintf("UNKNOWN_SETTING_%d", uint16(s))
-}
-
-// Setting is one SETTINGS parameter and value.
-type Setting struct {
-	ID  SettingID
-	Val uint32
-}
-
-// Valid reports the connection error a peer's setting causes, or nil.
-func (s Setting) Valid() error {
+// validSetting returns the connection error a peer's setting causes, or nil.
+func validSetting(s Setting) error {
 	switch s.ID {
-	case SettingEnablePush:
+	case SettingEnablePush, SettingEnableConnectProtocol, SettingNoRFC7540Priorities:
 		if s.Val > 1 {
-			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("invalid ENABLE_PUSH %d", s.Val)}
+			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("invalid %v %d", s.ID, s.Val)}
 		}
 	case SettingInitialWindowSize:
 		if s.Val > maxWindow {
@@ -98,114 +74,42 @@ func (s Setting) Valid() error {
 	return nil
 }
 
-// ErrCode is an HTTP/2 error code.
-type ErrCode uint32
+// ErrCode is an HTTP/2 error code (golang.org/x/net/http2's); String
+// returns its RFC name.
+type ErrCode = http2.ErrCode
 
 // Error codes.
 const (
-	ErrCodeNo                 ErrCode = 0x0
-	ErrCodeProtocol           ErrCode = 0x1
-	ErrCodeInternal           ErrCode = 0x2
-	ErrCodeFlowControl        ErrCode = 0x3
-	ErrCodeSettingsTimeout    ErrCode = 0x4
-	ErrCodeStreamClosed       ErrCode = 0x5
-	ErrCodeFrameSize          ErrCode = 0x6
-	ErrCodeRefusedStream      ErrCode = 0x7
-	ErrCodeCancel             ErrCode = 0x8
-	ErrCodeCompression        ErrCode = 0x9
-	ErrCodeConnect            ErrCode = 0xa
-	ErrCodeEnhanceYourCalm    ErrCode = 0xb
-	ErrCodeInadequateSecurity ErrCode = 0xc
-	ErrCodeHTTP11Required     ErrCode = 0xd
+	ErrCodeNo                 = http2.ErrCodeNo
+	ErrCodeProtocol           = http2.ErrCodeProtocol
+	ErrCodeInternal           = http2.ErrCodeInternal
+	ErrCodeFlowControl        = http2.ErrCodeFlowControl
+	ErrCodeSettingsTimeout    = http2.ErrCodeSettingsTimeout
+	ErrCodeStreamClosed       = http2.ErrCodeStreamClosed
+	ErrCodeFrameSize          = http2.ErrCodeFrameSize
+	ErrCodeRefusedStream      = http2.ErrCodeRefusedStream
+	ErrCodeCancel             = http2.ErrCodeCancel
+	ErrCodeCompression        = http2.ErrCodeCompression
+	ErrCodeConnect            = http2.ErrCodeConnect
+	ErrCodeEnhanceYourCalm    = http2.ErrCodeEnhanceYourCalm
+	ErrCodeInadequateSecurity = http2.ErrCodeInadequateSecurity
+	ErrCodeHTTP11Required     = http2.ErrCodeHTTP11Required
 )
 
-var errCodeNames = [...]string{"NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR",
-	"SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL",
-	"COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"}
-
-// String returns the code's RFC name.
-func (c ErrCode) String() string {
-	if int(c) < len(errCodeNames) {
-		return errCodeNames[c]
-	}
-	return fmt.Sprintf("unknown error code 0x%x", uint32(c))
-}
-
 // PriorityParam is the priority of a HEADERS or PRIORITY frame (RFC 7540
-// section 6.3). Weight is the wire value: the weight minus one.
-type PriorityParam struct {
-	StreamDep uint32
-	Exclusive bool
-	Weight    uint8
-}
+// section 6.3), golang.org/x/net/http2's; set it with keyed fields
+// (StreamDep, Exclusive, Weight). Weight is the wire value: the weight minus
+// one.
+type PriorityParam = http2.PriorityParam
 
 const (
-	preface         = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	preface         = http2.ClientPreface
 	frameHeaderLen  = 9
 	minMaxFrameSize = 1 << 14
 	maxMaxFrameSize = 1<<24 - 1
 	maxWindow       = 1<<31 - 1
 	initialWindow   = 65535
 )
-
-// frameHeader is the 9-byte header of a frame.
-type frameHeader struct {
-	Length   uint32
-	Type     FrameType
-	Flags    uint8
-	StreamID uint32
-}
-
-// frameReader reads frames into one reused buffer.
-type frameReader struct {
-	r   io.Reader
-	hdr [frameHeaderLen]byte
-	buf []byte
-	max uint32 // our SETTINGS_MAX_FRAME_SIZE
-}
-
-// next reads one frame. The payload is valid until the next call. A frame
-// longer than max is a FRAME_SIZE_ERROR, reported before its payload is read.
-func (fr *frameReader) next() (frameHeader, []byte, error) {
-	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
-		return frameHeader{}, nil, err
-	}
-	h := frameHeader{
-		Length:   uint32(fr.hdr[0])<<16 | uint32(fr.hdr[1])<<8 | uint32(fr.hdr[2]),
-		Type:     FrameType(fr.hdr[3]),
-		Flags:    fr.hdr[4],
-		StreamID: binary.BigEndian.Uint32(fr.hdr[5:]) & (1<<31 - 1),
-	}
-	if h.Length > fr.max {
-		return h, nil, ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes exceeds %d", h.Type, h.Length, fr.max)}
-	}
-	if uint32(cap(fr.buf)) < h.Length {
-		fr.buf = make([]byte, h.Length, max(h.Length, 1<<14))
-	}
-	p := fr.buf[:h.Length]
-	if _, err := io.ReadFull(fr.r, p); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return h, nil, err
-	}
-	return h, p, nil
-}
-
-// unpad strips the padding of a PADDED frame payload.
-func unpad(h frameHeader, p []byte) ([]byte, error) {
-	if h.Flags&FlagPadded == 0 {
-		return p, nil
-	}
-	if len(p) == 0 {
-		return nil, ConnectionError{ErrCodeProtocol, "padded frame without pad length"}
-	}
-	n := int(p[0])
-	if n >= len(p) {
-		return nil, ConnectionError{ErrCodeProtocol, "pad size larger than data payload"}
-	}
-	return p[1 : len(p)-n], nil
-}
 
 // appendFrameHeader appends a frame header.
 func appendFrameHeader(dst []byte, length int, t FrameType, flags uint8, id uint32) []byte {
