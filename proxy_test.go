@@ -1,0 +1,136 @@
+package guise
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/guise-http/guise/fingerprint"
+	"github.com/guise-http/guise/internal/testpeer"
+)
+
+// echoVisit fetches /api/all from srv (as https://localhost:port) through
+// proxy ("" for direct) on s, and returns the record of the connection.
+func echoVisit(t *testing.T, s *Session, srv *fingerprint.Server, proxy string) *fingerprint.ConnRecord {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(srv.ListenAddr())
+	before := len(srv.Records())
+	resp, err := s.Do(context.Background(), &Request{URL: "https://localhost:" + port + "/api/all", Proxy: proxy})
+	if err != nil {
+		t.Fatalf("via %q: %v", proxy, err)
+	}
+	if _, err := resp.Bytes(); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Proto != "HTTP/2.0" {
+		t.Fatalf("via %q: %s, want HTTP/2.0", proxy, resp.Proto)
+	}
+	recs := srv.Records()
+	if len(recs) != before+1 {
+		t.Fatalf("via %q: %d new connections at the origin", proxy, len(recs)-before)
+	}
+	return recs[len(recs)-1]
+}
+
+func fingerprints(t *testing.T, r *fingerprint.ConnRecord) (ja4, akamai string) {
+	t.Helper()
+	ch, err := r.ClientHello()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := r.HTTP2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch.JA4(), h.Akamai()
+}
+
+// TestProxiesKeepTheFingerprint sends the same request directly, through
+// squid (CONNECT with basic auth) and through dante (SOCKS5, local and
+// remote name resolution): the origin sees the same JA4 and Akamai string.
+func TestProxiesKeepTheFingerprint(t *testing.T) {
+	squid := testpeer.Squid(t, map[string]string{"alice": "pw a", "bob": "pw b"})
+	dante := testpeer.Dante(t)
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// A fresh Session per visit, so every handshake is a full one (a
+	// Session's later connections resume, which changes the hello).
+	fresh := func() *Session { return &Session{RootCAs: srv.CertPool()} }
+	direct := fresh()
+	ja4, akamai := fingerprints(t, echoVisit(t, direct, srv, ""))
+	direct.Close()
+	proxies := []string{"http://alice:pw%20a@" + squid, "socks5://" + dante, "socks5h://" + dante}
+	for _, p := range proxies {
+		s := fresh()
+		gotJA4, gotAkamai := fingerprints(t, echoVisit(t, s, srv, p))
+		s.Close()
+		if gotJA4 != ja4 || gotAkamai != akamai {
+			t.Errorf("via %s: %s %s, direct %s %s", p, gotJA4, gotAkamai, ja4, akamai)
+		}
+	}
+
+	// One Session: other credentials for the same proxy never share a
+	// tunnel; the same proxy and credentials again reuse it.
+	tr := &Transport{}
+	defer tr.Close()
+	s := &Session{RootCAs: srv.CertPool(), Transport: tr}
+	echoVisit(t, s, srv, "http://alice:pw%20a@"+squid)
+	echoVisit(t, s, srv, "http://bob:pw%20b@"+squid)
+	_, port, _ := net.SplitHostPort(srv.ListenAddr())
+	before := len(srv.Records())
+	resp, err := s.Do(context.Background(), &Request{URL: "https://localhost:" + port + "/api/all", Proxy: "http://alice:pw%20a@" + squid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Bytes()
+	if n := len(srv.Records()) - before; n != 0 {
+		t.Errorf("a second request through the same proxy opened %d connections", n)
+	}
+
+	// Wrong credentials: a typed 407.
+	_, err = s.Do(context.Background(), &Request{URL: "https://localhost:" + port + "/", Proxy: "http://alice:wrong@" + squid})
+	var pse *ProxyStatusError
+	if !errors.As(err, &pse) || pse.StatusCode != 407 {
+		t.Fatalf("wrong credentials: %v", err)
+	}
+}
+
+// TestPlainHTTPThroughProxy sends http:// requests to squid in absolute
+// form, with the proxy's credentials and the profile's headers.
+func TestPlainHTTPThroughProxy(t *testing.T) {
+	squid := testpeer.Squid(t, map[string]string{"alice": "secret"})
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Proxy-Authorization") != "" {
+			w.WriteHeader(500) // the proxy must consume its credentials
+		}
+		io.WriteString(w, "via proxy "+r.URL.Path)
+	}))
+	s := &Session{Proxy: "http://alice:secret@" + squid}
+	defer s.Close()
+	for i := 0; i < 3; i++ {
+		resp, err := s.Get(context.Background(), ts.URL+"/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := resp.Bytes()
+		if resp.StatusCode != 200 || string(b) != "via proxy /x" {
+			t.Fatalf("%d %q", resp.StatusCode, b)
+		}
+	}
+	s2 := &Session{Proxy: "http://" + squid}
+	defer s2.Close()
+	resp, err := s2.Get(context.Background(), ts.URL+"/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 407 {
+		t.Fatalf("without credentials: %d, want 407 from the proxy", resp.StatusCode)
+	}
+}
