@@ -71,7 +71,7 @@ func (cc *ClientConn) writeBody(s *stream, src *bodySource) {
 			return
 		}
 		last := eof && n == len(pending) && len(req.Trailer) == 0
-		cc.wbuf = appendData(cc.wbuf, s.id, last, pending[:n])
+		cc.wrote(cc.fr.WriteData(s.id, last, pending[:n]))
 		if last {
 			cc.markSent(s)
 		}
@@ -92,9 +92,9 @@ func (cc *ClientConn) writeBody(s *stream, src *bodySource) {
 	cc.mu.Unlock()
 	if !gone {
 		if len(req.Trailer) > 0 {
-			cc.wbuf = cc.appendTrailers(cc.wbuf, s.id, req, maxFrame)
+			cc.writeTrailers(s.id, req, maxFrame)
 		} else {
-			cc.wbuf = appendData(cc.wbuf, s.id, true, nil)
+			cc.wrote(cc.fr.WriteData(s.id, true, nil))
 		}
 		cc.markSent(s)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -48,9 +49,11 @@ type ClientConn struct {
 	// Writer side: wlock is a channel lock so that waiting can be cancelled;
 	// wwait counts writers waiting for it, so that the holder flushes only
 	// when nobody would add to the batch.
+	// cc.fr's write methods are used under wlock and write into wb.
 	wlock chan struct{}
 	wwait atomic.Int32
-	wbuf  []byte   // frames not yet written; under wlock
+	wb    frameBuf // frames not yet written; under wlock
+	werr  error    // first error of a frame write; under wlock
 	hbuf  []byte   // header block scratch; under wlock
 	enc   *encoder // under wlock
 	wake  chan struct{}
@@ -82,9 +85,8 @@ type ClientConn struct {
 	goAway          *GoAwayError
 	closing         bool
 	closed          bool
-	err             error // why the connection ended
-	ctrl            []byte
-	ctrlN           int
+	err             error         // why the connection ended
+	ctrl            []ctrlFrame   // owed, not yet in wb
 	slotWait        chan struct{} // closed when a stream slot frees
 	windowWait      chan struct{} // closed when send windows grow
 	pingOutstanding bool
@@ -149,22 +151,27 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	cc.hdec = hpack.NewDecoder(tableSize, cc.emit)
 	cc.hdec.SetMaxStringLength(int(maxList))
 	cc.rd.r = bufio.NewReaderSize(nc, 32<<10)
-	cc.fr = newFramer(nil, &cc.rd, cc.maxFrame, maxList, cc.hdec)
+	cc.fr = newFramer(&cc.wb, &cc.rd, cc.maxFrame, maxList, cc.hdec)
 
-	b := make([]byte, 0, 256)
-	b = append(b, preface...)
-	b = appendSettings(b, cfg.Settings)
-	if cfg.ConnWindowUpdate > 0 {
-		b = appendWindowUpdate(b, 0, cfg.ConnWindowUpdate)
+	cc.wb.b = append(make([]byte, 0, 256), preface...)
+	err := cc.fr.WriteSettings(cfg.Settings...)
+	if err == nil && cfg.ConnWindowUpdate > 0 {
+		err = cc.fr.WriteWindowUpdate(0, cfg.ConnWindowUpdate)
 	}
 	for _, p := range cfg.PriorityFrames {
-		b = appendPriority(b, p.StreamID, p.PriorityParam)
+		if err == nil {
+			err = cc.fr.WritePriority(p.StreamID, p.PriorityParam)
+		}
 	}
-	if _, err := nc.Write(b); err != nil {
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("h2: invalid preface in Config: %w", err)
+	}
+	if _, err := nc.Write(cc.wb.b); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	cc.wbuf = b[:0]
+	cc.wb.reset()
 	if cfg.ReadIdleTimeout > 0 {
 		cc.idleTimer = time.AfterFunc(cfg.ReadIdleTimeout, cc.sendHealthPing)
 	}
@@ -257,7 +264,7 @@ func (cc *ClientConn) Shutdown(ctx context.Context) error {
 	cc.closing = true
 	cc.mu.Unlock()
 	if cc.lockWrite(ctx) {
-		cc.wbuf = appendGoAway(cc.wbuf, 0, ErrCodeNo, "")
+		cc.wrote(cc.fr.WriteGoAway(0, ErrCodeNo, nil))
 		cc.unlockWrite()
 	}
 	for {
@@ -336,112 +343,16 @@ func (cc *ClientConn) fail(err error) {
 		select {
 		case cc.wlock <- struct{}{}:
 			cc.nc.SetWriteDeadline(time.Now().Add(goAwayTimeout))
-			b := appendGoAway(cc.wbuf, last, ce.Code, "")
-			cc.nc.Write(b)
-			cc.wbuf = b[:0]
+			if cc.fr.WriteGoAway(last, ce.Code, nil) == nil {
+				cc.nc.Write(cc.wb.b)
+			}
+			cc.wb.reset()
 			<-cc.wlock
 		case <-t.C:
 		}
 		t.Stop()
 	}
 	cc.nc.Close()
-}
-
-// lockWrite takes the write lock, giving up when ctx (nil: never) or the
-// connection ends. It reports whether the lock is held.
-func (cc *ClientConn) lockWrite(ctx context.Context) bool {
-	select {
-	case cc.wlock <- struct{}{}:
-		return true
-	default:
-	}
-	var ctxDone <-chan struct{}
-	if ctx != nil {
-		ctxDone = ctx.Done()
-	}
-	cc.wwait.Add(1)
-	select {
-	case cc.wlock <- struct{}{}:
-		cc.wwait.Add(-1)
-		return true
-	case <-ctxDone:
-	case <-cc.done:
-	}
-	cc.wwait.Add(-1)
-	// The holder may have left its batch for us to flush.
-	cc.kick()
-	return false
-}
-
-// unlockWrite moves owed control frames into the batch, writes the batch
-// unless another writer is about to add to it, and releases the lock.
-func (cc *ClientConn) unlockWrite() {
-	cc.mu.Lock()
-	if len(cc.ctrl) > 0 {
-		cc.wbuf = append(cc.wbuf, cc.ctrl...)
-		cc.ctrl = cc.ctrl[:0]
-		cc.ctrlN = 0
-	}
-	cc.mu.Unlock()
-	var err error
-	if len(cc.wbuf) > 0 && cc.wwait.Load() == 0 {
-		if cc.cfg.WriteTimeout > 0 {
-			cc.nc.SetWriteDeadline(time.Now().Add(cc.cfg.WriteTimeout))
-		}
-		_, err = cc.nc.Write(cc.wbuf)
-		if cap(cc.wbuf) > 1<<20 {
-			cc.wbuf = nil
-		} else {
-			cc.wbuf = cc.wbuf[:0]
-		}
-	}
-	pending := len(cc.wbuf) > 0
-	<-cc.wlock
-	if err != nil {
-		cc.fail(err)
-	} else if pending && cc.wwait.Load() == 0 {
-		cc.kick()
-	}
-}
-
-// kick wakes the control writer.
-func (cc *ClientConn) kick() {
-	select {
-	case cc.wake <- struct{}{}:
-	default:
-	}
-}
-
-// controlWriter writes owed control frames and batches nobody else flushed.
-func (cc *ClientConn) controlWriter() {
-	defer close(cc.writeDone)
-	for {
-		select {
-		case <-cc.wake:
-		case <-cc.done:
-			return
-		}
-		if !cc.lockWrite(nil) {
-			return
-		}
-		cc.unlockWrite()
-	}
-}
-
-// queueLocked appends a control frame we owe. Past Config.MaxControlQueue
-// frames not yet written, the connection ends with ENHANCE_YOUR_CALM (the
-// caller must call fail when it returns false). cc.mu is held.
-func (cc *ClientConn) queueLocked(frame func([]byte) []byte) bool {
-	limit := cc.cfg.MaxControlQueue
-	if limit <= 0 {
-		limit = defaultMaxControlQueue
-	}
-	if cc.ctrlN >= limit {
-		return false
-	}
-	cc.ctrl = frame(cc.ctrl)
-	cc.ctrlN++
-	return true
 }
 
 var errCalm = ConnectionError{ErrCodeEnhanceYourCalm, "too many control frames owed"}
@@ -484,7 +395,7 @@ func (cc *ClientConn) sendHealthPing() {
 	cc.pingOutstanding = true
 	cc.pingData[7]++
 	data := cc.pingData
-	ok := cc.queueLocked(func(b []byte) []byte { return appendPing(b, false, data) })
+	ok := cc.queueLocked(ctrlFrame{typ: FramePing, data: data})
 	timeout := cc.cfg.PingTimeout
 	if timeout <= 0 {
 		timeout = defaultPingTimeout

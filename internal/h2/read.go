@@ -228,7 +228,7 @@ func (cc *ClientConn) onSettings(f *http2.SettingsFrame) error {
 			cc.peerMaxList = v
 		}
 	}
-	if !cc.queueLocked(appendSettingsAck) {
+	if !cc.queueLocked(ctrlFrame{typ: FrameSettings}) {
 		return errCalm
 	}
 	cc.kick()
@@ -246,7 +246,7 @@ func (cc *ClientConn) onPing(f *http2.PingFrame) error {
 		}
 		return nil
 	}
-	if !cc.queueLocked(func(b []byte) []byte { return appendPing(b, true, data) }) {
+	if !cc.queueLocked(ctrlFrame{typ: FramePing, ack: true, data: data}) {
 		return errCalm
 	}
 	cc.kick()
@@ -310,7 +310,7 @@ func (cc *ClientConn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 func (cc *ClientConn) ctrlOwed() bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return cc.ctrlN > 0
+	return len(cc.ctrl) > 0
 }
 
 // streamErrorLocked resets s with code and fails it with a StreamError.

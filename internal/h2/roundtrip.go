@@ -218,23 +218,22 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 		hb = cc.enc.field(hb, f.Name, f.Value)
 	}
 	cc.hbuf = hb
-	w := appendHeaders(cc.wbuf, s.id, !hasBody && len(req.Trailer) == 0, prio, hb, maxFrame)
+	cc.writeHeaders(s.id, !hasBody && len(req.Trailer) == 0, prio, hb, maxFrame)
 	if cc.cfg.StreamWindowUpdate > 0 {
-		w = appendWindowUpdate(w, s.id, cc.cfg.StreamWindowUpdate)
+		cc.wrote(cc.fr.WriteWindowUpdate(s.id, cc.cfg.StreamWindowUpdate))
 	}
 	sent := len(inline)
 	for len(inline) > 0 {
 		chunk := inline[:min(len(inline), maxFrame)]
 		inline = inline[len(chunk):]
-		w = appendData(w, s.id, len(inline) == 0 && done && len(req.Trailer) == 0, chunk)
+		cc.wrote(cc.fr.WriteData(s.id, len(inline) == 0 && done && len(req.Trailer) == 0, chunk))
 	}
 	if done && len(req.Trailer) > 0 {
-		w = cc.appendTrailers(w, s.id, req, maxFrame)
+		cc.writeTrailers(s.id, req, maxFrame)
 		cc.mu.Lock()
 		s.sentEnd = true
 		cc.mu.Unlock()
 	}
-	cc.wbuf = w
 	switch {
 	case !hasBody || done:
 		return nil, nil
@@ -244,14 +243,15 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	return &bodySource{bytes: body[sent:]}, nil
 }
 
-// appendTrailers appends the trailer HEADERS with END_STREAM.
-func (cc *ClientConn) appendTrailers(w []byte, id uint32, req *Request, maxFrame int) []byte {
+// writeTrailers writes the trailer HEADERS with END_STREAM. The write lock
+// is held.
+func (cc *ClientConn) writeTrailers(id uint32, req *Request, maxFrame int) {
 	hb := cc.enc.begin(cc.hbuf[:0])
 	for _, f := range req.Trailer {
 		hb = cc.enc.field(hb, f.Name, f.Value)
 	}
 	cc.hbuf = hb
-	return appendHeaders(w, id, true, nil, hb, maxFrame)
+	cc.writeHeaders(id, true, nil, hb, maxFrame)
 }
 
 // awaitHead waits for the response head.

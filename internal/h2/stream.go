@@ -64,7 +64,7 @@ func (cc *ClientConn) resetLocked(s *stream, code ErrCode, err error) bool {
 	ok := true
 	if !s.reset && !(s.recvEnd && s.sentEnd) {
 		id := s.id
-		ok = cc.queueLocked(func(b []byte) []byte { return appendRSTStream(b, id, code) })
+		ok = cc.queueLocked(ctrlFrame{typ: FrameRSTStream, id: id, val: uint32(code)})
 	}
 	cc.creditLocked(int64(s.data.len()))
 	s.failLocked(err)
@@ -85,7 +85,7 @@ func (cc *ClientConn) creditLocked(n int64) bool {
 	inc := uint32(cc.connUnacked)
 	cc.recvWindow += cc.connUnacked
 	cc.connUnacked = 0
-	return cc.queueLocked(func(b []byte) []byte { return appendWindowUpdate(b, 0, inc) })
+	return cc.queueLocked(ctrlFrame{typ: FrameWindowUpdate, val: inc})
 }
 
 // forgetLocked removes s from the connection if both sides are done. It
@@ -165,7 +165,7 @@ func (b *body) Read(p []byte) (int, error) {
 					inc, id := uint32(s.unacked), s.id
 					s.recvWindow += s.unacked
 					s.unacked = 0
-					ok = cc.queueLocked(func(b []byte) []byte { return appendWindowUpdate(b, id, inc) })
+					ok = cc.queueLocked(ctrlFrame{typ: FrameWindowUpdate, id: id, val: inc})
 				}
 			}
 			ok = cc.creditLocked(int64(n)) && ok
