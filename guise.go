@@ -50,6 +50,7 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}
 	ch, err := newChain(req, req.Redirect, 0, nil)
+	ch.ephemeral = true
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}

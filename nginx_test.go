@@ -220,25 +220,47 @@ func TestNginx(t *testing.T) {
 			}
 
 			// gzip: the profile asks for it; nginx compresses on the fly
-			// (chunked over HTTP/1.1); the body is handed over undecoded.
+			// (chunked over HTTP/1.1); guise decodes, and the connection
+			// is reused after the decoded body (D-09).
 			resp = get("/text.txt")
-			if resp.Header.Get("content-encoding") != "gzip" {
-				t.Fatalf("text: content-encoding %q", resp.Header.Get("content-encoding"))
+			conn := resp.Header.Get("x-conn")
+			if !resp.Decoded || resp.Header.Has("content-encoding") || resp.ContentLength != -1 {
+				t.Fatalf("text: decoded %v, content-encoding %q, length %d", resp.Decoded, resp.Header.Get("content-encoding"), resp.ContentLength)
+			}
+			plain, err := resp.Bytes()
+			if err != nil || !bytes.Equal(plain, n.text) {
+				t.Fatalf("text: decoded body differs (%v)", err)
+			}
+			if again := get("/small.txt"); again.Header.Get("x-conn") != conn {
+				t.Fatalf("a new connection after a decoded body")
+			} else {
+				again.Body.Close()
+			}
+
+			// RawBody hands the gzip bytes over.
+			raw := &Session{RawBody: true, RootCAs: s.RootCAs}
+			defer raw.Close()
+			resp, err = raw.Get(ctx, base+"/text.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Header.Get("content-encoding") != "gzip" || resp.Decoded {
+				t.Fatalf("raw: content-encoding %q", resp.Header.Get("content-encoding"))
 			}
 			if mode == "h1" && resp.ContentLength != -1 {
 				t.Fatalf("text: want a chunked body, Content-Length %d", resp.ContentLength)
 			}
-			raw, err := resp.Bytes()
+			gz, err := resp.Bytes()
 			if err != nil {
 				t.Fatal(err)
 			}
-			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			zr, err := gzip.NewReader(bytes.NewReader(gz))
 			if err != nil {
-				t.Fatalf("text: not gzip: %v", err)
+				t.Fatalf("raw: not gzip: %v", err)
 			}
-			plain, err := io.ReadAll(zr)
+			plain, err = io.ReadAll(zr)
 			if err != nil || !bytes.Equal(plain, n.text) {
-				t.Fatalf("text: gunzipped body differs (%v)", err)
+				t.Fatalf("raw: gunzipped body differs (%v)", err)
 			}
 
 			// An abandoned large body is not drained; the next request

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guise-http/guise/cookie"
 	"github.com/guise-http/guise/internal/fields"
 	"golang.org/x/net/publicsuffix"
 )
@@ -56,9 +57,15 @@ var (
 
 // chain is the state of one call across its redirect hops.
 type chain struct {
-	policy   RedirectPolicy
-	max      int
-	jar      jar // nil: no cookies
+	policy RedirectPolicy
+	max    int
+	jar    jar // nil: no cookies
+	// ephemeral makes a jar for this call alone when a response sets a
+	// cookie (isolated calls keep cookies only along one redirect chain).
+	ephemeral bool
+	// decode undoes Content-Encoding; limit caps the decoded body.
+	decode   bool
+	limit    int64
 	referrer *url.URL
 	first    *url.URL // the first URL, the initiator of a browser-initiated navigation
 	hops     int
@@ -71,12 +78,12 @@ type chain struct {
 
 // jar is what a chain needs of a cookie jar.
 type jar interface {
-	cookieHeader(u *url.URL) string
+	cookieHeader(u *url.URL, site cookie.SiteContext) string
 	setCookies(u *url.URL, values []string)
 }
 
 func newChain(req *Request, policy RedirectPolicy, max int, j jar) (chain, error) {
-	ch := chain{policy: policy, max: max, jar: j}
+	ch := chain{policy: policy, max: max, jar: j, decode: true}
 	if ch.policy == RedirectDefault {
 		ch.policy = RedirectFollow
 	}
@@ -131,7 +138,7 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 		}
 		xs := x[:0]
 		if ch.jar != nil {
-			if v := ch.jar.cookieHeader(wu); v != "" {
+			if v := ch.jar.cookieHeader(wu, ch.siteContext(hop, wu)); v != "" {
 				xs = append(xs, fields.Field{Name: "Cookie", Value: v})
 			}
 		}
@@ -148,20 +155,27 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 			return nil, err
 		}
 		resp.URL = hop.URL
-		if ch.jar != nil {
+		if ch.jar != nil || ch.ephemeral {
 			if vs := resp.Header.Values("set-cookie"); len(vs) > 0 {
 				if wu == nil {
 					wu = u.url()
+				}
+				if ch.jar == nil {
+					ch.jar = cookieJar{cookie.New(nil)}
 				}
 				ch.jar.setCookies(wu, vs)
 			}
 		}
 		next, err := ch.redirect(resp, hop, u)
 		if next == nil || err != nil {
+			if err == nil && ch.decode {
+				err = decodeBody(resp, hop, ch.limit)
+			}
 			if err != nil {
 				discard(resp)
+				return nil, err
 			}
-			return resp, err
+			return resp, nil
 		}
 		discard(resp)
 		hop = next

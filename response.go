@@ -26,6 +26,9 @@ type Response struct {
 
 	// URL is the URL this response answers: the last of a redirect chain.
 	URL string
+	// Decoded reports that guise undid the body's Content-Encoding; the
+	// Content-Encoding and Content-Length fields were removed from Header.
+	Decoded bool
 	// Timings says where the time of the request that got this response
 	// went (the last hop of a redirect chain).
 	Timings Timings

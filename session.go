@@ -2,7 +2,9 @@ package guise
 
 import (
 	"context"
+
 	"crypto/x509"
+	"github.com/guise-http/guise/cookie"
 	"runtime"
 	"sync"
 	"time"
@@ -38,6 +40,16 @@ type Session struct {
 	// Transport, if set, is the connection pool this Session uses and may
 	// share with other Sessions. Nil means a pool of the Session's own.
 	Transport *Transport
+	// Jar holds the Session's cookies; nil means a jar of its own, made at
+	// the first request (see Cookies). The jar is never reset or expired as
+	// a whole by guise.
+	Jar *cookie.Jar
+	// RawBody hands bodies over as received, without undoing their
+	// Content-Encoding.
+	RawBody bool
+	// MaxBodySize caps a decoded body: reading past it fails with
+	// ErrDecodeLimit. 0 means no limit.
+	MaxBodySize int64
 	// Redirect is the redirect policy; the zero value follows redirects
 	// as a browser does.
 	Redirect RedirectPolicy
@@ -53,11 +65,15 @@ type Session struct {
 type sessionState struct {
 	t   *Transport // the pool used
 	own bool       // t belongs to this Session
+	jar *cookie.Jar
 }
 
 func (s *Session) init() *sessionState {
 	s.once.Do(func() {
-		st := &sessionState{t: s.Transport}
+		st := &sessionState{t: s.Transport, jar: s.Jar}
+		if st.jar == nil {
+			st.jar = cookie.New(nil)
+		}
 		if st.t == nil {
 			st.t = &Transport{Profile: s.Profile}
 			st.own = true
@@ -104,8 +120,14 @@ func (s *Session) Do(ctx context.Context, req *Request) (*Response, error) {
 
 // chain starts the redirect state of one call.
 func (s *Session) chain(req *Request) (chain, error) {
-	return newChain(req, pick(req.Redirect, s.Redirect), s.MaxRedirects, nil)
+	ch, err := newChain(req, pick(req.Redirect, s.Redirect), s.MaxRedirects, cookieJar{s.state.jar})
+	ch.decode, ch.limit = !s.RawBody, s.MaxBodySize
+	return ch, err
 }
+
+// Cookies returns the Session's cookie jar: Jar, or the one the Session
+// made. Use it to look at, export or import cookies.
+func (s *Session) Cookies() *cookie.Jar { return s.init().jar }
 
 func pick[T comparable](a, b T) T {
 	var zero T
