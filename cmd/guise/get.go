@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/cookie"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -55,6 +56,10 @@ type getFlags struct {
 	maxRedirs int
 	proxy     string
 	referer   string
+	cookieIn  []string
+	cookieOut string
+	raw       bool
+	compress  bool
 }
 
 func newGetCmd() *cobra.Command {
@@ -90,6 +95,10 @@ func newGetCmd() *cobra.Command {
 	fl.IntVar(&f.maxRedirs, "max-redirs", 0, "most redirects to follow with -L (default 20)")
 	fl.StringVarP(&f.proxy, "proxy", "x", "", "proxy URL: http://, https://, socks5://, socks5h://, socks4a:// with user:pass@")
 	fl.StringVarP(&f.referer, "referer", "e", "", "the page the request comes from (Referer and Sec-Fetch-Site follow from it)")
+	fl.StringArrayVarP(&f.cookieIn, "cookie", "b", nil, "cookies to send: a Netscape cookies.txt or JSON file, or 'name=value; n2=v2'")
+	fl.StringVarP(&f.cookieOut, "cookie-jar", "c", "", "write the cookies to FILE (Netscape format; .json for JSON) afterwards")
+	fl.BoolVar(&f.compress, "compressed", true, "ask for a compressed body and decode it (the profile's Accept-Encoding; always on)")
+	fl.BoolVar(&f.raw, "raw", false, "hand the body over as received, without undoing its Content-Encoding")
 	return cmd
 }
 
@@ -148,8 +157,17 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 			return d.DialContext(ctx, network, addr)
 		}
 	}
+	jar := cookie.New(nil)
+	for _, c := range f.cookieIn {
+		if err := loadCookies(jar, c, req); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	}
 	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t,
-		Proxy: f.proxy, MaxRedirects: f.maxRedirs}
+		Proxy: f.proxy, MaxRedirects: f.maxRedirs, Jar: jar, RawBody: f.raw}
+	if f.cookieOut != "" {
+		defer saveCookies(jar, f.cookieOut, stderr)
+	}
 	defer t.Close()
 	defer s.Close()
 
@@ -201,6 +219,53 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 		fmt.Fprintf(stderr, "* %d body bytes in %v\n", n, time.Since(start).Round(time.Microsecond))
 	}
 	return nil
+}
+
+// loadCookies reads -b: a file (Netscape cookies.txt or JSON), or a literal
+// "name=value; n2=v2" sent as the request's Cookie field, as curl does.
+func loadCookies(jar *cookie.Jar, arg string, req *guise.Request) error {
+	if strings.Contains(arg, "=") && !fileExists(arg) {
+		req.Header = append(req.Header, guise.Field{Name: "Cookie", Value: arg})
+		return nil
+	}
+	file, err := os.Open(arg)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	var ie *cookie.ImportError
+	if strings.HasSuffix(arg, ".json") {
+		err = jar.ReadJSON(file)
+	} else {
+		err = jar.ReadNetscape(file)
+	}
+	if errors.As(err, &ie) {
+		return nil // the valid cookies were imported
+	}
+	return err
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// saveCookies writes the jar for -c.
+func saveCookies(jar *cookie.Jar, name string, stderr io.Writer) {
+	file, err := os.Create(name)
+	if err == nil {
+		if strings.HasSuffix(name, ".json") {
+			err = jar.WriteJSON(file)
+		} else {
+			err = jar.WriteNetscape(file)
+		}
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "guise: writing cookies:", err)
+	}
 }
 
 // writeErr marks an error of the output, not of the request.

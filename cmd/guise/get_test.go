@@ -23,6 +23,11 @@ func testServer(t *testing.T) *httptest.Server {
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		case "/missing":
 			http.NotFound(w, r)
+		case "/setcookie":
+			http.SetCookie(w, &http.Cookie{Name: "sid", Value: "42", Path: "/", MaxAge: 3600})
+			io.WriteString(w, "set\n")
+		case "/showcookie":
+			io.WriteString(w, r.Header.Get("Cookie"))
 		case "/echo":
 			b, _ := io.ReadAll(r.Body)
 			w.Header().Set("X-Method", r.Method)
@@ -89,6 +94,24 @@ func TestGet(t *testing.T) {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "http://"))
 	if out, _, code := get(t, "-i", "--resolve", "example.test:"+port+":127.0.0.1", "http://example.test:"+port+"/hello"); code != 0 || !strings.Contains(out, "X-Host: example.test:"+port) {
 		t.Fatalf("--resolve: %q %d", out, code)
+	}
+}
+
+func TestGetCookieFiles(t *testing.T) {
+	ts := testServer(t)
+	jar := filepath.Join(t.TempDir(), "cookies.txt")
+	if _, _, code := get(t, "-c", jar, ts.URL+"/setcookie"); code != 0 {
+		t.Fatalf("-c exit %d", code)
+	}
+	b, _ := os.ReadFile(jar)
+	if !strings.Contains(string(b), "\tsid\t42") {
+		t.Fatalf("cookie file:\n%s", b)
+	}
+	if out, _, _ := get(t, "-b", jar, ts.URL+"/showcookie"); out != "sid=42" {
+		t.Fatalf("-b FILE sent %q", out)
+	}
+	if out, _, _ := get(t, "-b", "a=1; b=2", ts.URL+"/showcookie"); out != "a=1; b=2" {
+		t.Fatalf("-b literal sent %q", out)
 	}
 }
 
