@@ -54,17 +54,118 @@ func (fr *frameReader) next() (frameHeader, []byte, error) {
 	return h, p, nil
 }
 
-// unpad strips the padding of a PADDED frame payload.
-func unpad(h frameHeader, p []byte) ([]byte, error) {
-	if h.Flags&FlagPadded == 0 {
-		return p, nil
+const frameHeaderLen = 9
+
+// Frame flags.
+const (
+	FlagEndStream  = 0x1
+	FlagAck        = 0x1
+	FlagEndHeaders = 0x4
+	FlagPadded     = 0x8
+	FlagPriority   = 0x20
+)
+
+// appendFrameHeader appends a frame header.
+func appendFrameHeader(dst []byte, length int, t FrameType, flags uint8, id uint32) []byte {
+	return append(dst, byte(length>>16), byte(length>>8), byte(length), byte(t), flags,
+		byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+}
+
+func appendSettings(dst []byte, s []Setting) []byte {
+	dst = appendFrameHeader(dst, 6*len(s), FrameSettings, 0, 0)
+	for _, v := range s {
+		dst = append(dst, byte(v.ID>>8), byte(v.ID))
+		dst = binary.BigEndian.AppendUint32(dst, v.Val)
 	}
-	if len(p) == 0 {
-		return nil, ConnectionError{ErrCodeProtocol, "padded frame without pad length"}
+	return dst
+}
+
+func appendSettingsAck(dst []byte) []byte {
+	return appendFrameHeader(dst, 0, FrameSettings, FlagAck, 0)
+}
+
+func appendWindowUpdate(dst []byte, id, incr uint32) []byte {
+	dst = appendFrameHeader(dst, 4, FrameWindowUpdate, 0, id)
+	return binary.BigEndian.AppendUint32(dst, incr&maxWindow)
+}
+
+func appendPriorityParam(dst []byte, p PriorityParam) []byte {
+	dep := p.StreamDep & maxWindow
+	if p.Exclusive {
+		dep |= 1 << 31
 	}
-	n := int(p[0])
-	if n >= len(p) {
-		return nil, ConnectionError{ErrCodeProtocol, "pad size larger than data payload"}
+	return append(binary.BigEndian.AppendUint32(dst, dep), p.Weight)
+}
+
+func appendRSTStream(dst []byte, id uint32, code ErrCode) []byte {
+	dst = appendFrameHeader(dst, 4, FrameRSTStream, 0, id)
+	return binary.BigEndian.AppendUint32(dst, uint32(code))
+}
+
+func appendPing(dst []byte, ack bool, data [8]byte) []byte {
+	var f uint8
+	if ack {
+		f = FlagAck
 	}
-	return p[1 : len(p)-n], nil
+	return append(appendFrameHeader(dst, 8, FramePing, f, 0), data[:]...)
+}
+
+func appendGoAway(dst []byte, last uint32, code ErrCode, debug string) []byte {
+	dst = appendFrameHeader(dst, 8+len(debug), FrameGoAway, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, last&maxWindow)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(code))
+	return append(dst, debug...)
+}
+
+func appendData(dst []byte, id uint32, end bool, data []byte) []byte {
+	var f uint8
+	if end {
+		f = FlagEndStream
+	}
+	return append(appendFrameHeader(dst, len(data), FrameData, f, id), data...)
+}
+
+// appendHeaders appends a HEADERS frame carrying block, split into
+// CONTINUATION frames of at most maxFrame bytes.
+func appendHeaders(dst []byte, id uint32, end bool, prio *PriorityParam, block []byte, maxFrame int) []byte {
+	var f uint8
+	if end {
+		f |= FlagEndStream
+	}
+	room := maxFrame
+	if prio != nil {
+		f |= FlagPriority
+		room -= 5
+	}
+	first := block
+	if len(first) > room {
+		first = block[:room]
+	}
+	block = block[len(first):]
+	if len(block) == 0 {
+		f |= FlagEndHeaders
+	}
+	n := len(first)
+	if prio != nil {
+		n += 5
+	}
+	dst = appendFrameHeader(dst, n, FrameHeaders, f, id)
+	if prio != nil {
+		dst = appendPriorityParam(dst, *prio)
+	}
+	dst = append(dst, first...)
+	for len(block) > 0 {
+		frag := block
+		if len(frag) > maxFrame {
+			frag = block[:maxFrame]
+		}
+		block = block[len(frag):]
+		var cf uint8
+		if len(block) == 0 {
+			cf = FlagEndHeaders
+		}
+		dst = appendFrameHeader(dst, len(frag), FrameContinuation, cf, id)
+		dst = append(dst, frag...)
+	}
+	return dst
 }
