@@ -2,6 +2,7 @@ package guise
 
 import (
 	"github.com/guise-http/guise/internal/decode"
+	"github.com/guise-http/guise/internal/fields"
 )
 
 // Content decoding errors, re-exported for errors.Is and errors.As.
@@ -27,7 +28,14 @@ func decodeBody(resp *Response, req *Request, limit int64) error {
 		req.Header.Has("accept-encoding") || req.Header.Has("range") {
 		return nil
 	}
-	codings, ok, err := decode.Chain(resp.Header.Values("content-encoding"))
+	var vals [4]string // no allocation for the usual one or two fields
+	vs := vals[:0]
+	for _, f := range resp.Header {
+		if fields.EqualFold(f.Name, "content-encoding") {
+			vs = append(vs, f.Value)
+		}
+	}
+	codings, ok, err := decode.Chain(vs)
 	if err != nil {
 		return err
 	}
