@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"sync"
 	"time"
 
@@ -121,4 +122,17 @@ func hostPort(u *url.URL) string {
 		return net.JoinHostPort(u.Hostname(), "80")
 	}
 	return net.JoinHostPort(u.Hostname(), "1080")
+}
+
+// envProxy is the proxy the environment names for req's URL, or "".
+func envProxy(req *Request) (string, error) {
+	u, err := req.parse()
+	if err != nil {
+		return "", err
+	}
+	pu, err := proxy.ForURL(u.url(), os.Getenv)
+	if err != nil || pu == nil {
+		return "", err
+	}
+	return pu.String(), nil
 }

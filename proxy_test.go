@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/guise-http/guise/fingerprint"
@@ -132,5 +133,45 @@ func TestPlainHTTPThroughProxy(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 407 {
 		t.Fatalf("without credentials: %d, want 407 from the proxy", resp.StatusCode)
+	}
+}
+
+func TestProxyFromEnvironment(t *testing.T) {
+	var seen []string
+	fake := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.URL.String()) // absolute form: the proxy sees the whole URL
+		io.WriteString(w, "from the fake proxy")
+	}))
+	t.Setenv("HTTP_PROXY", fake.URL)
+	t.Setenv("http_proxy", fake.URL)
+	t.Setenv("NO_PROXY", "skip.test")
+	t.Setenv("no_proxy", "skip.test")
+	// Only the fake proxy may be dialed: a direct attempt fails here
+	// without any name lookup.
+	proxyAddr := strings.TrimPrefix(fake.URL, "http://")
+	var d net.Dialer
+	tr := &Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != proxyAddr {
+			return nil, errors.New("direct dial refused by the test")
+		}
+		return d.DialContext(ctx, network, addr)
+	}}
+	defer tr.Close()
+	// Without the option the environment is ignored (the direct dial
+	// fails); with it the request goes to the proxy.
+	s := &Session{Transport: tr}
+	if _, err := s.Get(context.Background(), "http://example.test:1/x"); err == nil {
+		t.Fatal("the environment's proxy was used without ProxyFromEnvironment")
+	}
+	e := &Session{ProxyFromEnvironment: true, Transport: tr}
+	resp, err := e.Get(context.Background(), "http://example.test:1/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := resp.Bytes(); string(b) != "from the fake proxy" || len(seen) != 1 || seen[0] != "http://example.test:1/x" {
+		t.Fatalf("%q, proxy saw %q", b, seen)
+	}
+	if _, err := e.Get(context.Background(), "http://skip.test:1/"); err == nil || len(seen) != 1 {
+		t.Fatalf("NO_PROXY host went to the proxy (%v, %q)", err, seen)
 	}
 }

@@ -26,6 +26,10 @@ type Session struct {
 	// Proxy is the proxy URL for every request; "" means a direct
 	// connection.
 	Proxy string
+	// ProxyFromEnvironment takes the proxy from HTTP_PROXY, HTTPS_PROXY,
+	// ALL_PROXY and NO_PROXY (or their lower-case forms) for requests that
+	// name no Proxy. Off unless set: guise reads no environment by default.
+	ProxyFromEnvironment bool
 	// Timeout bounds each request from start to the end of its body; 0
 	// means no limit but the context's.
 	Timeout time.Duration
@@ -149,7 +153,13 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 		rootCAs:  s.RootCAs,
 		trust:    s.TrustStore,
 	}
-	if p := pick(req.Proxy, s.Proxy); p != "" {
+	p := pick(req.Proxy, s.Proxy)
+	if p == "" && s.ProxyFromEnvironment {
+		if p, err = envProxy(req); err != nil {
+			return options{}, err
+		}
+	}
+	if p != "" {
 		if o.proxy, err = parseRoute(p); err != nil {
 			return options{}, err
 		}
