@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/profile"
@@ -131,5 +132,32 @@ func TestSessionResumesTLSAndReusesH2(t *testing.T) {
 	recs := visit(t, "chrome", 4, true)
 	if len(recs) != 1 {
 		t.Fatalf("a session's 4 requests used %d connections, want 1 (h2)", len(recs))
+	}
+}
+
+func TestIdleH2ConnectionsClose(t *testing.T) {
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tr := &Transport{IdleConnTimeout: 50 * time.Millisecond}
+	defer tr.Close()
+	s := &Session{RootCAs: srv.CertPool(), Transport: tr}
+	resp, err := s.Get(context.Background(), srv.URL()+"/api/all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Bytes()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		recs := srv.Records()
+		if len(recs) == 1 && !recs[0].Open() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an idle HTTP/2 connection stayed open past IdleConnTimeout")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"
@@ -22,6 +23,9 @@ type h2Conns struct {
 	known  map[pool.Key]bool    // the origin negotiated h2 before
 	closed bool
 	dials  singleflight.Group
+	// idle closes connections without streams for longer than this.
+	idle  time.Duration
+	timer *time.Timer // the next sweep, while there are connections
 }
 
 // h2Get returns a connection of key with a stream reserved, or nil.
@@ -72,7 +76,44 @@ func (st *transportState) h2Add(key pool.Key, c *conn) {
 	}
 	hc.conns[key] = append(hc.conns[key], c)
 	hc.known[key] = true
+	if hc.timer == nil {
+		hc.timer = time.AfterFunc(hc.idle, hc.sweep)
+	}
 	hc.mu.Unlock()
+	c.h2.OnIdle(func(*h2.ClientConn) { c.idleSince.Store(time.Now().UnixNano()) })
+}
+
+// sweep closes HTTP/2 connections idle for longer than hc.idle, and
+// connections that ended, then runs again while any remain.
+func (hc *h2Conns) sweep() {
+	var out []*h2.ClientConn
+	hc.mu.Lock()
+	hc.timer = nil
+	now := time.Now().UnixNano()
+	for key, list := range hc.conns {
+		kept := list[:0]
+		for _, c := range list {
+			since := c.idleSince.Load()
+			if c.h2.Err() != nil || c.h2.Idle() && since != 0 && time.Duration(now-since) >= hc.idle {
+				out = append(out, c.h2)
+				continue
+			}
+			kept = append(kept, c)
+		}
+		clear(list[len(kept):])
+		if len(kept) == 0 {
+			delete(hc.conns, key)
+		} else {
+			hc.conns[key] = kept
+		}
+	}
+	if len(hc.conns) > 0 && !hc.closed {
+		hc.timer = time.AfterFunc(hc.idle/2, hc.sweep)
+	}
+	hc.mu.Unlock()
+	for _, cc := range out {
+		cc.Close()
+	}
 }
 
 // h2Dial opens one more HTTP/2 connection for key, coalescing concurrent
@@ -141,6 +182,10 @@ func (hc *h2Conns) take(all bool) []*h2.ClientConn {
 	}
 	if all {
 		hc.closed = true
+		if hc.timer != nil {
+			hc.timer.Stop()
+			hc.timer = nil
+		}
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptrace"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guise-http/guise/internal/h1"
@@ -88,6 +89,7 @@ func (t *Transport) init() *transportState {
 		st.pool.MaxPerKey = t.MaxConnsPerHost
 		st.pool.MaxIdlePerKey = t.MaxIdleConnsPerHost
 		st.pool.IdleTimeout = t.IdleConnTimeout
+		st.h2s.idle = orDefault(t.IdleConnTimeout, 90*time.Second)
 		st.h1.MaxHeaderBytes = t.MaxResponseHeaderBytes
 		st.h1.DrainLimit = t.DrainLimit
 		st.dialer.Timeout = orDefault(t.DialTimeout, 30*time.Second)
@@ -159,7 +161,10 @@ type conn struct {
 	// requests in absolute form; auth is the proxy's credentials for them.
 	absolute bool
 	auth     string
-	times    dialTimes // how long dialing took; reported by the first request
+	// idleSince is when an HTTP/2 connection last became idle (Unix ns;
+	// 0 while it never was).
+	idleSince atomic.Int64
+	times     dialTimes // how long dialing took; reported by the first request
 }
 
 func (c *conn) Close() error {
