@@ -110,6 +110,22 @@ func BenchmarkDownload8MiB(b *testing.B) {
 	}
 }
 
+// BenchmarkUpload8MiB sends an 8 MiB request body held in memory; the peer
+// answers after the body's END_STREAM.
+func BenchmarkUpload8MiB(b *testing.B) {
+	cc := loopback(b, newFastPeer(2), chromeConfig())
+	req := benchRequest()
+	req.Method = "POST"
+	req.BodyBytes = make([]byte, 8<<20)
+	req.ContentLength = int64(len(req.BodyBytes))
+	buf := make([]byte, 512)
+	b.SetBytes(8 << 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		doGet(b, cc, req, buf)
+	}
+}
+
 // TestAllocsPerRequest pins the allocations of one small GET, client and
 // in-process server together.
 func TestAllocsPerRequest(t *testing.T) {
