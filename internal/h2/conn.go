@@ -21,7 +21,7 @@ const (
 	defaultMaxControlQueue = 1024
 	defaultMax1xx          = 8
 	provisionalMaxStreams  = 100
-	maxEmptyFrames         = 1000
+	maxEmptyFrames         = 1000 // empty DATA frames in a row; CONTINUATION headers per block
 	maxStreamID            = 1<<31 - 1
 	goAwayTimeout          = time.Second
 )

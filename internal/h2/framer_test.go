@@ -110,6 +110,33 @@ func TestContinuationListTooLarge(t *testing.T) {
 	})
 }
 
+// TestEmptyContinuationFlood: END_HEADERS never comes and the CONTINUATION
+// frames are empty, so x/net's rule on fragment sizes never trips; the
+// block's byte budget ends the connection after bounded frames.
+func TestEmptyContinuationFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := plainConfig()
+		cfg.MaxHeaderListSize = 4096
+		cc, p := ready(t, cfg)
+		ch := goRoundTrip(context.Background(), cc, get("/"))
+		h := p.nextOf(FrameHeaders)
+		p.write(append(appendFrameHeader(nil, 1, FrameHeaders, 0, h.StreamID), 0x88))
+		empty := appendFrameHeader(nil, 0, FrameContinuation, 0, h.StreamID)
+		frames := 0
+		for range 100000 {
+			if _, err := p.nc.Write(empty); err != nil {
+				break
+			}
+			frames++
+		}
+		// The budget, plus one frame in the connection's read buffer.
+		if limit := (2*4096+frameHeaderLen*maxEmptyFrames)/frameHeaderLen + 1; frames > limit {
+			t.Fatalf("client read %d empty CONTINUATION frames, limit %d", frames, limit)
+		}
+		wantConnError(t, (<-ch).err, ErrCodeProtocol)
+	})
+}
+
 func TestContinuationInterleaved(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cc, p := ready(t, plainConfig())

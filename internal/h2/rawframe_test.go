@@ -54,8 +54,6 @@ func (fr *frameReader) next() (frameHeader, []byte, error) {
 	return h, p, nil
 }
 
-const frameHeaderLen = 9
-
 // Frame flags.
 const (
 	FlagEndStream  = 0x1

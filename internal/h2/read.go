@@ -26,14 +26,28 @@ var (
 
 // connReader is the Framer's reader. It keeps the first error of the
 // connection, so that an error of the Framer can be told from one of the
-// transport.
+// transport, and it can cap the bytes of one header block.
 type connReader struct {
-	r   io.Reader
-	err error
+	r      io.Reader
+	err    error
+	capped bool  // budget applies
+	budget int64 // bytes the current header block may still take
 }
 
+// errBlockTooLarge is returned by connReader.Read past the budget.
+var errBlockTooLarge = errors.New("header block too large")
+
 func (r *connReader) Read(p []byte) (int, error) {
+	if r.capped {
+		if r.budget <= 0 {
+			return 0, errBlockTooLarge
+		}
+		if int64(len(p)) > r.budget {
+			p = p[:r.budget]
+		}
+	}
 	n, err := r.r.Read(p)
+	r.budget -= int64(n)
 	if err != nil && r.err == nil {
 		r.err = err
 	}
@@ -67,7 +81,9 @@ func (cc *ClientConn) readLoop() {
 // A header block that fits in its HEADERS frame is decoded here, which costs
 // no allocation beyond the frame; one that continues in CONTINUATION frames
 // is read by the Framer's ReadMetaHeaders, whose limits on the block's frames
-// (GO-2024-2687) then apply.
+// (GO-2024-2687) then apply. Such a block may take on the wire at most twice
+// the header list size we accept plus the headers of maxEmptyFrames frames,
+// which also ends a flood of empty CONTINUATION frames.
 func (cc *ClientConn) readFrame() error {
 	fh, err := cc.fr.ReadFrameHeader()
 	if err != nil {
@@ -79,11 +95,17 @@ func (cc *ClientConn) readFrame() error {
 		}
 		cc.sawSettings = true
 	}
-	if fh.Type == FrameHeaders && fh.Flags.Has(http2.FlagHeadersEndHeaders) {
-		cc.fr.ReadMetaHeaders = nil
+	if fh.Type == FrameHeaders {
+		if fh.Flags.Has(http2.FlagHeadersEndHeaders) {
+			cc.fr.ReadMetaHeaders = nil
+		} else {
+			cc.rd.capped = true
+			cc.rd.budget = 2*int64(cc.maxList) + frameHeaderLen*maxEmptyFrames
+		}
 	}
 	f, err := cc.fr.ReadFrameForHeader(fh)
 	cc.fr.ReadMetaHeaders = cc.hdec
+	cc.rd.capped = false
 	if err != nil {
 		return cc.readErr(fh, err)
 	}
@@ -108,6 +130,8 @@ func (cc *ClientConn) readErr(fh http2.FrameHeader, err error) error {
 		return ConnectionError{ErrCode(ce), reason}
 	case errors.As(err, &se):
 		return cc.onStreamError(fh, se)
+	case errors.Is(err, errBlockTooLarge):
+		return ConnectionError{ErrCodeProtocol, fmt.Sprintf("header block over %d bytes", 2*int64(cc.maxList)+frameHeaderLen*maxEmptyFrames)}
 	case errors.Is(err, http2.ErrFrameTooLarge):
 		if fh.Length > cc.maxFrame {
 			return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes exceeds %d", fh.Type, fh.Length, cc.maxFrame)}

@@ -94,6 +94,7 @@ type PriorityParam = http2.PriorityParam
 
 const (
 	preface         = http2.ClientPreface
+	frameHeaderLen  = 9
 	minMaxFrameSize = 1 << 14
 	maxMaxFrameSize = 1<<24 - 1
 	maxWindow       = 1<<31 - 1
