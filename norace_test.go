@@ -1,0 +1,5 @@
+//go:build !race
+
+package guise
+
+const raceEnabled = false
