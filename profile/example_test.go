@@ -39,4 +39,7 @@ func ExampleNames() {
 	// firefox153-linux
 	// firefox153-macos
 	// firefox153-windows
+	// okhttp4-android
+	// safari18-ios
+	// safari18-macos
 }

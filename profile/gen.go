@@ -10,6 +10,10 @@
 // desktop Chrome's user-agent and sec-ch-ua values per OS (the recording is
 // headless Chromium, which differs only in those values), Edge's values, and
 // the HTTP/1.1 header sets (see h1Set).
+//
+// It also writes the profiles built from public facts rather than
+// recordings (Safari, OkHttp): gen_public.go describes them and
+// gen_hello.go builds their ClientHello records deterministically.
 package main
 
 import (
@@ -149,6 +153,7 @@ func main() {
 		out = append(out, p)
 	}
 
+	out = append(out, publicProfiles()...)
 	write(out)
 }
 

@@ -12,7 +12,7 @@
 // handshake is internal/tlsfp's job.
 package profile
 
-//go:generate go run gen.go
+//go:generate go run gen.go gen_hello.go gen_public.go
 
 import (
 	"embed"
@@ -31,8 +31,22 @@ import (
 const Default = "chrome"
 
 // DefaultOS is the operating system a name without one ("chrome156")
-// resolves to.
+// resolves to, for browsers that run on it. Safari resolves to MacOS and
+// OkHttp to Android instead (see HomeOS).
 const DefaultOS = Linux
+
+// HomeOS returns the operating system a profile name with browser b and no
+// OS resolves to: MacOS for Safari, Android for OkHttp, DefaultOS for the
+// others.
+func HomeOS(b Browser) OS {
+	switch b {
+	case Safari:
+		return MacOS
+	case OkHttp:
+		return Android
+	}
+	return DefaultOS
+}
 
 // Profile is one browser version on one operating system, as data.
 //
@@ -260,8 +274,9 @@ func Names() []string {
 
 // Lookup returns the embedded profile called name. Besides canonical names
 // ("chrome156-windows") it accepts a browser alone ("chrome": the newest
-// version on DefaultOS), a browser and version ("firefox153": on
-// DefaultOS) and a browser and OS ("chrome-macos": the newest version on
+// version on the browser's HomeOS, so "safari" is Safari on macOS and
+// "okhttp" OkHttp on Android), a browser and version ("firefox153": on
+// HomeOS) and a browser and OS ("chrome-macos": the newest version on
 // that OS). "" means Default. Names are case-insensitive. An unknown name
 // gives an error wrapping ErrUnknown.
 //
@@ -277,13 +292,6 @@ func Lookup(name string) (*Profile, error) {
 	}
 	key := strings.ToLower(name)
 	base, osName, hasOS := strings.Cut(key, "-")
-	os := DefaultOS
-	if hasOS {
-		os = OS(enumIndex(osNames[:], osName))
-		if os == 0 {
-			return nil, fmt.Errorf("%w %q", ErrUnknown, name)
-		}
-	}
 	i := 0
 	for i < len(base) && (base[i] < '0' || base[i] > '9') {
 		i++
@@ -291,6 +299,13 @@ func Lookup(name string) (*Profile, error) {
 	b := Browser(enumIndex(browserNames[:], base[:i]))
 	if b == 0 {
 		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	os := HomeOS(b)
+	if hasOS {
+		os = OS(enumIndex(osNames[:], osName))
+		if os == 0 {
+			return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+		}
 	}
 	version := 0
 	if i < len(base) {

@@ -16,7 +16,7 @@ import (
 func TestNames(t *testing.T) {
 	names := Names()
 	want := []string{"chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows",
-		"firefox153-linux", "firefox153-macos", "firefox153-windows"}
+		"firefox153-linux", "firefox153-macos", "firefox153-windows", "okhttp4-android", "safari18-ios", "safari18-macos"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Names() = %q, want %q", names, want)
 	}
@@ -34,6 +34,12 @@ func TestLookup(t *testing.T) {
 		{"firefox153-linux", "firefox153-linux"},
 		{"edge-windows", "edge156-windows"},
 		{"firefox-windows", "firefox153-windows"},
+		{"safari", "safari18-macos"},
+		{"Safari18", "safari18-macos"},
+		{"safari-ios", "safari18-ios"},
+		{"safari18-ios", "safari18-ios"},
+		{"okhttp", "okhttp4-android"},
+		{"okhttp4", "okhttp4-android"},
 	} {
 		p, err := Lookup(tc.in)
 		if err != nil {
@@ -44,7 +50,7 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %s, want %s", tc.in, p.Name, tc.want)
 		}
 	}
-	for _, bad := range []string{"chrome155", "netscape", "chrome-plan9", "firefox153-ios", "chrome0", "chrome-1", "156", "edge", "chrome156x", "firefox153-android"} {
+	for _, bad := range []string{"chrome155", "netscape", "chrome-plan9", "firefox153-ios", "chrome0", "chrome-1", "156", "edge", "chrome156x", "firefox153-android", "safari-linux", "safari17", "okhttp-ios", "okhttp5"} {
 		if p, err := Lookup(bad); !errors.Is(err, ErrUnknown) {
 			t.Errorf("Lookup(%q) = %v, %v; want ErrUnknown", bad, p != nil, err)
 		}
