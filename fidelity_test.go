@@ -161,3 +161,32 @@ func TestIdleH2ConnectionsClose(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestIsolatedH2CallClosesItsConnection: an isolated call over HTTP/2
+// closes its connection once the body is done, and a refused request
+// (bad field) leaves nothing open either.
+func TestIsolatedH2CallClosesItsConnection(t *testing.T) {
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	resp, err := Do(context.Background(), &Request{URL: srv.URL() + "/api/all", InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resp.Bytes(); err != nil || resp.Proto != "HTTP/2.0" {
+		t.Fatalf("%s %v", resp.Proto, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		recs := srv.Records()
+		if len(recs) == 1 && !recs[0].Open() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an isolated HTTP/2 call left its connection open")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -144,10 +144,17 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 	var err error
 	r.Header, err = o.profile.header(resp.hdr[:0], protoH2, kind, req.Header, x, b.length)
 	if err != nil {
+		c.h2.CancelReservation()
+		c.abandon()
 		return err
 	}
 	hr, err := c.h2.RoundTrip(ctx, r)
 	if err != nil {
+		if errors.Is(err, h2.ErrRefusedToSend) {
+			// Refused before a stream was taken: the reservation stands.
+			c.h2.CancelReservation()
+		}
+		c.abandon()
 		return err
 	}
 	resp.fillH2(hr)
@@ -177,7 +184,12 @@ func (r *Response) gotHead(trace *httptrace.ClientTrace) {
 // never used.
 func (c *conn) abandon() {
 	if c.h2 != nil {
-		return // the stream failed; the connection decides its own fate
+		// The stream failed; a shared connection decides its own fate, an
+		// isolated call's goes with it.
+		if !c.pooled {
+			c.h2.Close()
+		}
+		return
 	}
 	c.h1.Close()
 	if c.pooled {

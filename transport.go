@@ -273,6 +273,7 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 				cc.OnIdle(func(cc *h2.ClientConn) { cc.Close() })
 			}
 			c.h2 = cc
+			c.pooled = !o.isolated
 			return c, nil
 		}
 		nc = tc
