@@ -358,7 +358,7 @@ func TestEnumStrings(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
+	for _, name := range []string{"chrome156-linux", "firefox153-linux", "safari18-macos", "okhttp4-android"} {
 		b, err := dataFS.ReadFile("data/" + name + ".json")
 		if err != nil {
 			f.Fatal(err)
