@@ -28,9 +28,10 @@ type Config struct {
 	// as browsers do.
 	Settings []Setting
 	// ConnWindowUpdate is the increment of the WINDOW_UPDATE on stream 0 sent
-	// right after SETTINGS; 0 sends none.
+	// right after SETTINGS, at most 2^31-1; 0 sends none.
 	ConnWindowUpdate uint32
-	// PriorityFrames are sent after the WINDOW_UPDATE, in order.
+	// PriorityFrames are sent after the WINDOW_UPDATE, in order. Their
+	// StreamID must not be 0.
 	PriorityFrames []PriorityFrame
 	// FirstStreamID is the first client stream id (odd); 0 means 1.
 	FirstStreamID uint32

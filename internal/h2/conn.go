@@ -100,8 +100,10 @@ type ClientConn struct {
 // NewClientConn starts an HTTP/2 connection on nc, which must have
 // negotiated h2. It writes the preface, SETTINGS, WINDOW_UPDATE and PRIORITY
 // frames of cfg in one write and starts the connection's goroutines; it does
-// not wait for the server's SETTINGS. cfg is shared and must not change. On
-// error nc is closed.
+// not wait for the server's SETTINGS. cfg is shared and must not change. A
+// preface the Framer refuses to write (a PRIORITY frame on stream 0, a
+// WINDOW_UPDATE increment above 2^31-1) is an error before anything is
+// written. On error nc is closed.
 func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	if cfg == nil {
 		cfg = &Config{}
@@ -165,7 +167,7 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	}
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("h2: invalid preface in Config: %w", err)
+		return nil, fmt.Errorf("h2: invalid preface in Config: %v", err)
 	}
 	if _, err := nc.Write(cc.wb.b); err != nil {
 		nc.Close()
