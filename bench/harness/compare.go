@@ -143,9 +143,11 @@ func Median(xs []float64) float64 {
 	return (s[m-1] + s[m]) / 2
 }
 
-// Summary holds the medians of one Result.
+// Summary holds the medians of one Result, and the fastest round's time
+// per request.
 type Summary struct {
 	Rate, CPUPerOp, AllocsPerOp, SecPerOp float64
+	MinSecPerOp                           float64
 }
 
 // Summarize returns the medians over r's rounds.
@@ -159,5 +161,9 @@ func (r *Result) Summarize() Summary {
 			sec = append(sec, s.Wall.Seconds()/float64(s.Ops))
 		}
 	}
-	return Summary{Rate: Median(rate), CPUPerOp: Median(cpu), AllocsPerOp: Median(allocs), SecPerOp: Median(sec)}
+	s := Summary{Rate: Median(rate), CPUPerOp: Median(cpu), AllocsPerOp: Median(allocs), SecPerOp: Median(sec)}
+	if len(sec) > 0 {
+		s.MinSecPerOp = slices.Min(sec)
+	}
+	return s
 }
