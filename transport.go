@@ -270,7 +270,9 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 				return nil, errors.New("guise: new HTTP/2 connection refused a first stream")
 			}
 			if o.isolated {
-				cc.OnIdle(func(cc *h2.ClientConn) { cc.Close() })
+				// The hook runs on the connection's read loop, which
+				// Close waits for: close from outside it.
+				cc.OnIdle(func(cc *h2.ClientConn) { go cc.Close() })
 			}
 			c.h2 = cc
 			c.pooled = !o.isolated
