@@ -16,7 +16,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,11 +35,8 @@ type nginxPeer struct {
 
 func startNginx(t *testing.T) *nginxPeer {
 	t.Helper()
-	bin := testpeer.Need(t, "nginx", "nginx-light")
-	dir := t.TempDir()
-	// nginx's workers run as an unprivileged user: let them in.
-	os.Chmod(filepath.Dir(dir), 0o755)
-	os.Chmod(dir, 0o755)
+	testpeer.Need(t, "nginx", "nginx-light")
+	dir := testpeer.Dir(t)
 	n := &nginxPeer{}
 	certPEM, keyPEM, roots := selfSigned(t, "localhost")
 	n.roots = roots
@@ -60,18 +56,7 @@ func startNginx(t *testing.T) *nginxPeer {
 		}
 	}
 	n.plain, n.tls = freeAddr(t), freeAddr(t)
-	conf := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 128; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  keepalive_requests 10000;
+	testpeer.Nginx(t, dir, fmt.Sprintf(`keepalive_requests 10000;
   gzip on;
   gzip_types text/plain;
   gzip_min_length 1;
@@ -87,45 +72,7 @@ http {
     root %[1]s/www;
     location = /small.txt { gzip off; }
     location = /big.bin { gzip off; }
-  }
-}
-`, dir, n.plain, n.tls)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-g", "daemon off;")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", n.tls, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("nginx exited: %v\n%s", err, stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if i == 100 {
-			t.Fatalf("nginx did not listen within 5s:\n%s", stderr.String())
-		}
-	}
+  }`, dir, n.plain, n.tls), n.tls)
 	return n
 }
 

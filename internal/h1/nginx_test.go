@@ -7,21 +7,19 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/guise-http/guise/internal/testpeer"
 )
 
-// startNginx runs nginx on a free 127.0.0.1 port with a config written into
-// a temporary directory, serving www, and returns its address.
+// startNginx runs nginx on a free 127.0.0.1 port serving www, and returns
+// its address.
 func startNginx(t *testing.T, www map[string][]byte) string {
-	bin := testpeer.Need(t, "nginx", "nginx-light")
-	dir := t.TempDir()
+	testpeer.Need(t, "nginx", "nginx-light")
+	dir := testpeer.Dir(t)
 	root := filepath.Join(dir, "www")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
@@ -31,60 +29,16 @@ func startNginx(t *testing.T, www map[string][]byte) string {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path %[1]s/body;
-	proxy_temp_path %[1]s/proxy;
-	fastcgi_temp_path %[1]s/fastcgi;
-	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
-	keepalive_requests 1000;
-	server {
-		listen %[2]s;
-		root %[1]s/www;
-		client_max_body_size 64m;
-		location = /up { return 204; }
-		location = /gone { return 410 "gone\n"; }
-	}
-}
-`, dir, addr)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", dir, "-c", confPath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		if i == 100 {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not start: %v\n%s\n%s", err, stderr.String(), log)
-		}
-		time.Sleep(20 * time.Millisecond) // polling an external process
-	}
+	addr := "127.0.0.1:" + testpeer.FreePort(t)
+	testpeer.Nginx(t, dir, fmt.Sprintf(`keepalive_requests 1000;
+  server {
+    listen %[2]s;
+    root %[1]s/www;
+    client_max_body_size 64m;
+    location = /up { return 204; }
+    location = /gone { return 410 "gone\n"; }
+  }`, dir, addr), addr)
+	return addr
 }
 
 func TestNginx(t *testing.T) {

@@ -184,34 +184,17 @@ func TestInteropNghttpd(t *testing.T) {
 }
 
 func TestInteropNginx(t *testing.T) {
-	bin := testpeer.Need(t, "nginx", "nginx-light")
-	dir := t.TempDir()
+	testpeer.Need(t, "nginx", "nginx-light")
+	dir := testpeer.Dir(t)
 	big := docroot(t, dir)
 	cert, key := selfSigned(t, dir)
 	port := freePort(t)
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events {}
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  server {
+	testpeer.Nginx(t, dir, fmt.Sprintf(`server {
     listen 127.0.0.1:%[2]d ssl http2;
     ssl_certificate %[3]s;
     ssl_certificate_key %[4]s;
     root %[1]s;
-  }
-}
-`, dir, port, cert, key)
-	cf := filepath.Join(dir, "nginx.conf")
-	os.WriteFile(cf, []byte(conf), 0o644)
-	startPeer(t, port, bin, "-p", dir, "-c", cf, "-e", filepath.Join(dir, "error.log"))
+  }`, dir, port, cert, key), fmt.Sprintf("127.0.0.1:%d", port))
 	exercise(t, port, "/big.bin", func(b []byte) bool { return bytes.Equal(b, big) })
 }
 

@@ -237,3 +237,30 @@ socks pass {
 	StartDaemon(t, addr, []string{filepath.Join(dir, "danted.log")}, danted, "-f", cf, "-p", filepath.Join(dir, "danted.pid"))
 	return addr
 }
+
+// Nginx runs nginx in the foreground with its pid file, error log and
+// temporary paths in dir (make it with Dir, so that nginx's workers can read
+// it) and body as the inside of its http block (server blocks and http-level
+// directives), and waits until addr accepts connections. It stops nginx in
+// Cleanup.
+func Nginx(t testing.TB, dir, body, addr string) {
+	t.Helper()
+	bin := Need(t, "nginx", "nginx-light")
+	conf := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 128; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+`, dir) + body + "\n}\n"
+	cf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	StartDaemon(t, addr, []string{filepath.Join(dir, "error.log")}, bin, "-p", dir, "-c", cf, "-g", "daemon off;")
+}

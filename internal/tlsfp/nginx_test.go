@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,77 +19,24 @@ import (
 // startNginx runs nginx on a free 127.0.0.1 port with TLS 1.3 only and the
 // test certificate, and returns its address.
 func startNginx(t *testing.T) string {
-	bin := testpeer.Need(t, "nginx", "nginx-light")
-	dir := t.TempDir()
+	testpeer.Need(t, "nginx", "nginx-light")
+	dir := testpeer.Dir(t)
 	pki := testCerts(t)
 	for name, b := range map[string][]byte{"cert.pem": pki.certPEM, "key.pem": pki.keyPEM} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  server {
+	addr := "127.0.0.1:" + testpeer.FreePort(t)
+	testpeer.Nginx(t, dir, fmt.Sprintf(`server {
     listen %[2]s ssl http2;
     server_name fp.test;
     ssl_certificate %[1]s/cert.pem;
     ssl_certificate_key %[1]s/key.pem;
     ssl_protocols TLSv1.3;
     location / { return 200 "ok"; }
-  }
-}
-`, dir, addr)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-g", "daemon off;")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	// Wait until it accepts: bounded in tries and time.
-	for i := 0; i < 100; i++ {
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx exited: %v\n%s", err, log)
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return addr
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("nginx did not start listening within 2s")
-	return ""
+  }`, dir, addr), addr)
+	return addr
 }
 
 func TestNginx(t *testing.T) {
