@@ -89,9 +89,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		}
 		r.Body, r.BodyBytes, r.ContentLength = b.r, b.bytes, b.length
 		r.HeadTimeout, r.BodyIdleTimeout = st.headTO, st.bodyTO
-		err = c.h1.RoundTrip(ctx, r, &resp.h1)
-		// The request is written; drop references to the caller's data.
-		r.Body, r.BodyBytes, r.Header = nil, nil, r.Header[:0]
+		err = c.roundTrip(ctx, r, &resp.h1)
 		if err == nil {
 			resp.fill(method)
 			resp.gotHead(trace)

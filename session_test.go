@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -373,5 +376,46 @@ func TestErrorMasksPassword(t *testing.T) {
 	_, err := Get(context.Background(), "http://user:secret@127.0.0.1:1/")
 	if err == nil || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestConcurrentRequestsOnFewConnections: 16 goroutines share 4
+// connections whose small bodies arrive inline with the head (the
+// connection is released before RoundTrip returns); every request must
+// reach the server intact.
+func TestConcurrentRequestsOnFewConnections(t *testing.T) {
+	var bad atomic.Int32
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("User-Agent") == "" || r.Header.Get("X-N") == "" || r.URL.Path != "/n/"+r.Header.Get("X-N") {
+			bad.Add(1)
+		}
+		io.WriteString(w, r.Header.Get("X-N"))
+	}))
+	tr := &Transport{MaxConnsPerHost: 4}
+	defer tr.Close()
+	s := &Session{Transport: tr}
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				n := strconv.Itoa(g*1000 + i)
+				resp, err := s.Do(context.Background(), &Request{URL: ts.URL + "/n/" + n, Header: Header{{Name: "X-N", Value: n}}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b, err := resp.Bytes()
+				if err != nil || string(b) != n || resp.StatusCode != 200 {
+					t.Errorf("request %s: %d %q %v", n, resp.StatusCode, b, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() != 0 || ts.conns.Load() > 4 {
+		t.Fatalf("%d malformed requests, %d connections for a limit of 4", bad.Load(), ts.conns.Load())
 	}
 }

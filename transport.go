@@ -157,6 +157,10 @@ type conn struct {
 	req    h1.Request // reused: one request at a time per HTTP/1.1 conn
 	pooled bool       // false for isolated calls
 	nc     net.Conn   // the connection as dialed (TLS included), for tracing
+	// inRoundTrip and deferred hold back a release that comes while
+	// RoundTrip runs (an inline body): c.req is still in use then.
+	inRoundTrip bool
+	deferred    uint8
 	// absolute is set on a connection to an HTTP proxy that takes http://
 	// requests in absolute form; auth is the proxy's credentials for them.
 	absolute bool
@@ -176,6 +180,41 @@ func (c *conn) Close() error {
 
 // onRelease is called by the h1 engine when a request is over.
 func (c *conn) onRelease(_ *h1.Conn, reusable bool) {
+	if c.inRoundTrip {
+		// An inline body released the connection before RoundTrip
+		// returned; hand it on only once this request is done with c.req.
+		c.deferred = releaseDrop
+		if reusable {
+			c.deferred = releasePut
+		}
+		return
+	}
+	c.release(reusable)
+}
+
+// Deferred releases (conn.deferred).
+const (
+	releaseNone = iota
+	releasePut
+	releaseDrop
+)
+
+// roundTrip runs one HTTP/1.1 exchange on c, keeping c out of the pool
+// until it returns even when the body was complete in the head's read.
+func (c *conn) roundTrip(ctx context.Context, r *h1.Request, resp *h1.Response) error {
+	c.inRoundTrip, c.deferred = true, releaseNone
+	err := c.h1.RoundTrip(ctx, r, resp)
+	// The request is written; drop references to the caller's data.
+	r.Body, r.BodyBytes, r.Header = nil, nil, r.Header[:0]
+	c.inRoundTrip = false
+	if d := c.deferred; d != releaseNone {
+		c.deferred = releaseNone
+		c.release(d == releasePut)
+	}
+	return err
+}
+
+func (c *conn) release(reusable bool) {
 	switch {
 	case !c.pooled:
 		c.h1.Close()
