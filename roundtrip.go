@@ -89,6 +89,10 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		}
 		r.Body, r.BodyBytes, r.ContentLength = b.r, b.bytes, b.length
 		r.HeadTimeout, r.BodyIdleTimeout = st.headTO, st.bodyTO
+		// Profile fields were checked when the profile was parsed, the
+		// caller's by validHeader above, and guise's own (Host, Cookie,
+		// Referer) come from a parsed URL or the jar.
+		r.Validated = true
 		err = c.roundTrip(ctx, r, &resp.h1)
 		if err == nil {
 			resp.fill(method)

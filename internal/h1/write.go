@@ -59,6 +59,11 @@ type Request struct {
 	// Head marks a HEAD request: no body follows the response head. A
 	// Method of "HEAD" implies it.
 	Head bool
+	// Validated says the caller has already checked every field name and
+	// value (as fields.ValidName and fields.ValidValue do), e.g. because
+	// they come from a validated profile: prepare skips those checks.
+	// Method, Target and framing are checked regardless.
+	Validated bool
 }
 
 // lastChunkAfterData ends a chunk's data and the chunked body. Read-only.
@@ -120,10 +125,10 @@ func (c *Conn) prepare(req *Request) (writePlan, error) {
 		teChunked bool
 	)
 	for _, f := range req.Header {
-		if !fields.ValidName(f.Name) {
+		if !req.Validated && !fields.ValidName(f.Name) {
 			return p, refuse("invalid header field name %q", f.Name)
 		}
-		if !fields.ValidValue(f.Value) {
+		if !req.Validated && !fields.ValidValue(f.Value) {
 			return p, refuse("invalid value for header field %q: %q", f.Name, f.Value)
 		}
 		switch {
