@@ -84,7 +84,7 @@ func main() {
 	// Chrome picks its GREASE ECH payload length from these per connection
 	// (the shared recordings' README; the three recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/record.go (testdata/recordings/chromium-156-extra.json)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json)"
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -130,7 +130,7 @@ func main() {
 	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/record.go (testdata/recordings/firefox-esr-153-extra.json)"
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json)"
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
 	out = append(out, ff)
@@ -157,7 +157,7 @@ func main() {
 	write(out)
 }
 
-// extra holds what profile/record.go captured: hellos and raw HTTP/1.1
+// extra holds what profile/testdata/record/main.go captured: hellos and raw HTTP/1.1
 // request heads.
 type extra struct {
 	HTTP1   string   `json:"hello_http1_hex"`

@@ -10,7 +10,7 @@
 // HTTP/1.1 connections it also prints each raw request head, as
 // "HEAD <connection> <Go-quoted bytes>".
 //
-//	go run record.go -addr 127.0.0.1:18444 -alpn h2,http/1.1 -ca /tmp/ca.pem > hellos.txt
+//	go run ./profile/testdata/record/main.go -addr 127.0.0.1:18444 -alpn h2,http/1.1 -ca /tmp/ca.pem > hellos.txt
 //
 // How testdata/recordings/*-extra.json were made is in their "how" field.
 package main
