@@ -67,14 +67,15 @@ type Session struct {
 // sessionState is what a Session owns, apart from the Session so a GC
 // cleanup can close it.
 type sessionState struct {
-	t   *Transport // the pool used
-	own bool       // t belongs to this Session
-	jar *cookie.Jar
+	t       *Transport // the pool used
+	own     bool       // t belongs to this Session
+	jar     *cookie.Jar
+	rootsID string // rootsID(Session.RootCAs)
 }
 
 func (s *Session) init() *sessionState {
 	s.once.Do(func() {
-		st := &sessionState{t: s.Transport, jar: s.Jar}
+		st := &sessionState{t: s.Transport, jar: s.Jar, rootsID: rootsID(s.RootCAs)}
 		if st.jar == nil {
 			st.jar = cookie.New(nil)
 		}
@@ -151,6 +152,7 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 		profile:  c,
 		insecure: req.InsecureSkipVerify || s.InsecureSkipVerify,
 		rootCAs:  s.RootCAs,
+		rootsID:  s.state.rootsID,
 		trust:    s.TrustStore,
 	}
 	p := pick(req.Proxy, s.Proxy)

@@ -2,6 +2,7 @@ package guise
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -37,15 +38,25 @@ var (
 )
 
 // tlsID names the TLS options for the pool key: connections verified
-// differently are never shared.
+// differently are never shared. It is worked out once per Session (see
+// sessionState.rootsID), so the hot path does not format a pointer.
 func (o *options) tlsID() string {
-	if o.insecure {
+	switch {
+	case o.insecure:
 		return "insecure"
-	}
-	if o.rootCAs != nil {
-		return fmt.Sprintf("roots:%p", o.rootCAs)
+	case o.rootCAs != nil:
+		return o.rootsID
 	}
 	return o.trust.String()
+}
+
+// rootsID names a custom root pool by its address; the pool stays alive as
+// long as a connection keyed by it does.
+func rootsID(p *x509.CertPool) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("roots:%p", p)
 }
 
 // handshake runs the profile's TLS handshake over nc, bounded by the

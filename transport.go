@@ -143,6 +143,7 @@ type options struct {
 	proxy    *route // nil: direct
 	insecure bool
 	rootCAs  *x509.CertPool
+	rootsID  string // rootsID(rootCAs)
 	trust    TrustStore
 	isolated bool // no pool: a new connection per request, closed after
 }
