@@ -1,0 +1,165 @@
+// Command h2compare benchmarks guise against net/http and tls-client over
+// HTTP/2 and over isolated HTTPS requests (a TCP+TLS handshake each), with
+// nghttpd (Debian nghttp2-server) as the server in a separate process. For
+// each scenario the clients take turns, round-robin over several rounds,
+// and the medians go into a markdown table on stdout (and -out FILE).
+//
+// Run from bench/:
+//
+//	go run ./h2compare -rounds 5 -d 1s -out h2.md
+//
+// A client that fails is reported in its table row and on stderr; the exit
+// status is non-zero only when a guise client failed (or on interrupt), as
+// the peers' failures are results too.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "h2compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("h2compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rounds := fs.Int("rounds", 5, "rounds per scenario; clients alternate within each")
+	dur := fs.Duration("d", time.Second, "length of one client's turn in a round")
+	warmup := fs.Duration("warmup", 300*time.Millisecond, "unmeasured turn per client before the first round (0: none)")
+	scen := fs.String("scenarios", "", "scenarios to run, comma-separated (default all)")
+	out := fs.String("out", "", "also write the report to this file")
+	bin := fs.String("nghttpd", "", "path of nghttpd (default: $PATH, /usr/sbin, /usr/bin)")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	list := fs.Bool("list", false, "list the scenarios and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	all := scenarios()
+	if *list {
+		for _, s := range all {
+			fmt.Fprintf(stdout, "%-18s %s\n", s.name, s.about)
+		}
+		return nil
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d < 1", *rounds)
+	}
+	if *dur <= 0 {
+		return fmt.Errorf("-d %v is not positive", *dur)
+	}
+	picked, err := pick(all, *scen)
+	if err != nil {
+		return err
+	}
+	path := *bin
+	if path == "" {
+		if path, err = findNghttpd(); err != nil {
+			return err
+		}
+	}
+	srv, err := startServer(path)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var progress io.Writer
+	if !*quiet {
+		progress = stderr
+	}
+	m := meta{
+		command: strings.TrimSpace("go run ./h2compare " + strings.Join(args, " ")),
+		date:    time.Now(),
+		machine: fmt.Sprintf("nproc %d, %s, %s/%s", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH),
+		server:  version(path),
+		rounds:  *rounds,
+		d:       *dur,
+		warmup:  *warmup,
+	}
+	results := make([][]*result, len(picked))
+	mk := func(roots *x509.CertPool) func(clientSpec) (client, error) {
+		return func(sp clientSpec) (client, error) { return sp.make(roots) }
+	}(srv.Roots)
+	for i := range picked {
+		results[i] = runScenario(ctx, &picked[i], srv.Base, mk, *rounds, *dur, *warmup, progress)
+	}
+	var buf bytes.Buffer
+	if err := markdown(&buf, m, picked, results); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var guiseErr error
+	for i, rs := range results {
+		for _, r := range rs {
+			if r.err == nil {
+				continue
+			}
+			fmt.Fprintf(stderr, "h2compare: %s: %s failed: %v\n", picked[i].name, r.spec.name, r.err)
+			if r.spec.fam == famGuise && guiseErr == nil {
+				guiseErr = fmt.Errorf("%s: %s: %w", picked[i].name, r.spec.name, r.err)
+			}
+		}
+	}
+	return guiseErr
+}
+
+// pick returns the scenarios named in list (all for "").
+func pick(all []scenario, list string) ([]scenario, error) {
+	if list == "" {
+		return all, nil
+	}
+	var out []scenario
+	for _, name := range strings.Split(list, ",") {
+		found := false
+		for _, s := range all {
+			if s.name == strings.TrimSpace(name) {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown scenario %q (see -list)", name)
+		}
+	}
+	return out, nil
+}
+
+// version returns nghttpd's first line of --version, or "nghttpd".
+func version(path string) string {
+	b, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return "nghttpd"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return line
+}

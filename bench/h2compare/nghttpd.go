@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Sizes of the two files the server serves.
+const (
+	smallSize = 100
+	bigSize   = 8 << 20
+)
+
+// errNoNghttpd says nghttpd is not installed.
+var errNoNghttpd = errors.New("h2compare: nghttpd not found (Debian package nghttp2-server)")
+
+// findNghttpd returns the path of nghttpd: on $PATH, or in /usr/sbin or
+// /usr/bin, which a non-root $PATH may lack.
+func findNghttpd() (string, error) {
+	if p, err := exec.LookPath("nghttpd"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/sbin/nghttpd", "/usr/bin/nghttpd"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errNoNghttpd
+}
+
+// server is an nghttpd process serving a temporary directory over TLS on
+// 127.0.0.1.
+type server struct {
+	Base  string         // https://127.0.0.1:PORT
+	Roots *x509.CertPool // trusts the server's self-signed certificate
+	dir   string
+	cmd   *exec.Cmd
+	out   *capped
+	done  chan error
+}
+
+// startServer writes a fresh ECDSA certificate and the two files into a new
+// temporary directory and starts nghttpd on a free loopback port. It
+// returns once the port accepts connections.
+func startServer(bin string) (*server, error) {
+	dir, err := os.MkdirTemp("", "h2compare")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{dir: dir}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(dir)
+		}
+	}()
+	docs := filepath.Join(dir, "htdocs")
+	if err := os.Mkdir(docs, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(docs, "small"), filler(smallSize), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(docs, "big"), filler(bigSize), 0o644); err != nil {
+		return nil, err
+	}
+	keyPEM, certPEM, err := selfSigned(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	keyFile, certFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		return nil, err
+	}
+	s.Roots = x509.NewCertPool()
+	if !s.Roots.AppendCertsFromPEM(certPEM) {
+		return nil, errors.New("h2compare: generated certificate does not parse")
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.out = &capped{max: 8 << 10}
+	s.cmd = exec.Command(bin, "-a", "127.0.0.1", "-d", docs, strconv.Itoa(port), keyFile, certFile)
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	s.done = make(chan error, 1)
+	go func() { s.done <- s.cmd.Wait() }()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := waitListening(addr, s.done, 5*time.Second); err != nil {
+		s.cmd.Process.Kill()
+		<-s.done
+		return nil, fmt.Errorf("h2compare: nghttpd: %w; output: %q", err, s.out.String())
+	}
+	s.Base = "https://" + addr
+	ok = true
+	return s, nil
+}
+
+// Stop ends nghttpd (SIGTERM, then SIGKILL after 3s) and removes its
+// directory.
+func (s *server) Stop() error {
+	defer os.RemoveAll(s.dir)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(3 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+	return nil
+}
+
+// waitListening dials addr until it accepts, the process exits, or limit
+// passes.
+func waitListening(addr string, exited <-chan error, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case werr := <-exited:
+			return fmt.Errorf("exited before listening: %v", werr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not listening on %s after %v", addr, limit)
+		}
+	}
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// selfSigned returns a PEM private key (PKCS#8, ECDSA P-256) and a
+// self-signed certificate for localhost and 127.0.0.1, valid from an hour
+// before now for a day.
+func selfSigned(now time.Time) (keyPEM, certPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "localhost"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return keyPEM, certPEM, nil
+}
+
+// filler returns n bytes of printable text.
+func filler(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// capped keeps the first max bytes written to it, for error messages.
+type capped struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
