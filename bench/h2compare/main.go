@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	m := meta{
 		command: strings.TrimSpace("go run ./h2compare " + strings.Join(args, " ")),
 		date:    time.Now(),
-		machine: fmt.Sprintf("nproc %d, %s, %s/%s", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH),
+		machine: fmt.Sprintf("nproc %d, %s, %s/%s, load average at start %s", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadavg()),
 		server:  version(path),
 		rounds:  *rounds,
 		d:       *dur,
@@ -162,4 +162,18 @@ func version(path string) string {
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
 	return line
+}
+
+// loadavg returns the 1, 5 and 15 minute load averages from /proc/loadavg,
+// or "unknown".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
