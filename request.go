@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -80,9 +82,15 @@ func (r *Request) method() string {
 	return r.Method
 }
 
-// parse parses r.URL once per distinct URL.
+// parse parses r.URL once per distinct URL: a reused Request keeps its
+// result, and a process-wide cache serves new Requests for URLs seen
+// before (API clients and monitors ask for the same URLs again and again).
 func (r *Request) parse() (*parsedURL, error) {
 	if r.parsed.raw == r.URL && r.parsed.scheme != "" {
+		return &r.parsed, nil
+	}
+	if v, ok := urlCache.Load(r.URL); ok {
+		r.parsed = *v.(*parsedURL)
 		return &r.parsed, nil
 	}
 	p, err := parseURL(r.URL)
@@ -90,8 +98,28 @@ func (r *Request) parse() (*parsedURL, error) {
 		return nil, err
 	}
 	r.parsed = p
+	if len(r.URL) <= maxCachedURL {
+		if urlCacheLen.Add(1) > maxCachedURLs {
+			// Crude but bounded: start over rather than track age.
+			urlCache.Clear()
+			urlCacheLen.Store(0)
+		}
+		urlCache.Store(r.URL, &p)
+	}
 	return &r.parsed, nil
 }
+
+// The parsed-URL cache. A parsedURL holds nothing of a Session, so sharing
+// it across scopes links nothing; its *url.URL is never modified.
+var (
+	urlCache    sync.Map // string → *parsedURL
+	urlCacheLen atomic.Int32
+)
+
+const (
+	maxCachedURL  = 512
+	maxCachedURLs = 4096
+)
 
 func parseURL(raw string) (parsedURL, error) {
 	u, err := url.Parse(raw)

@@ -419,3 +419,23 @@ func TestConcurrentRequestsOnFewConnections(t *testing.T) {
 		t.Fatalf("%d malformed requests, %d connections for a limit of 4", bad.Load(), ts.conns.Load())
 	}
 }
+
+func TestURLCacheServesNewRequests(t *testing.T) {
+	u := "http://127.0.0.1:1/cached?q=1"
+	a := &Request{URL: u}
+	pa, err := a.parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Request{URL: u}
+	pb, err := b.parse()
+	if err != nil || *pa != *pb || pa == pb {
+		t.Fatalf("a new Request for a seen URL: %+v %v", pb, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { c := &Request{URL: u}; c.parse() }); n > 1 {
+		t.Fatalf("%v allocations to parse a cached URL, want at most the Request itself", n)
+	}
+	if _, err := (&Request{URL: "http://bad host/"}).parse(); err == nil {
+		t.Fatal("a bad URL parsed")
+	}
+}
