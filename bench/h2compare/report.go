@@ -81,7 +81,7 @@ func markdown(w io.Writer, m meta, scs []scenario, results [][]*result) error {
 	fmt.Fprintf(&b, "- server: %s, a separate process on 127.0.0.1, TLS with a self-signed ECDSA P-256 certificate\n", m.server)
 	fmt.Fprintf(&b, "- %d rounds of one %v turn per client (order rotated each round), after one %v warm-up turn each; medians of the rounds\n", m.rounds, m.d, m.warmup)
 	fmt.Fprintf(&b, "- CPU: getrusage user+system of the client process per request; allocs: runtime.MemStats.Mallocs per request (whole process)\n")
-	fmt.Fprintf(&b, "- conns: TCP connections the client dialed over the warm-up and all rounds (a counting net.Dialer), n/a where the client takes no dialer\n")
+	fmt.Fprintf(&b, "- conns: TCP connections the client dialed over its first request, the warm-up and all rounds (a counting net.Dialer), n/a where the client takes no dialer\n")
 	fmt.Fprintf(&b, "- ×: the client's throughput over net/http's and over the best tls-client row's; \"per CPU\": requests per CPU second, likewise\n")
 	for i := range scs {
 		sc := &scs[i]
