@@ -3,6 +3,8 @@ package guise
 import (
 	"context"
 	"crypto/tls"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -91,5 +93,35 @@ func TestClientTraceTLS(t *testing.T) {
 	}
 	if resp.Timings.TLS <= 0 {
 		t.Errorf("no TLS time: %+v", resp.Timings)
+	}
+}
+
+// TestResumptionAfterHelloRetryRequest: a server that prefers a group the
+// hello has no key share for answers with a HelloRetryRequest. uTLS cannot
+// redo a hello that resumes a session, so the second connection's first
+// attempt fails; guise retries it on a fresh connection.
+func TestResumptionAfterHelloRetryRequest(t *testing.T) {
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(hello))
+	ts.TLS = &tls.Config{CurvePreferences: []tls.CurveID{tls.CurveP256}}
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed first attempts
+	ts.StartTLS()
+	defer ts.Close()
+	tr := &Transport{}
+	defer tr.Close()
+	s := &Session{RootCAs: ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, Transport: tr}
+	var resumed []bool
+	for i := 0; i < 3; i++ {
+		rec := &recorder{}
+		tr := rec.trace()
+		tr.TLSHandshakeDone = func(s tls.ConnectionState, err error) { resumed = append(resumed, s.DidResume) }
+		resp, err := s.Get(httptrace.WithClientTrace(context.Background(), tr), ts.URL)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		resp.Bytes()
+		s.Transport.CloseIdleConnections() // the next request needs a new connection
+	}
+	if len(resumed) != 3 {
+		t.Fatalf("%d handshakes for 3 connections", len(resumed))
 	}
 }

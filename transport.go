@@ -290,6 +290,14 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 		}
 		start := time.Now()
 		tc, state, err := st.handshake(ctx, nc, key, o)
+		if errors.Is(err, tlsfp.ErrRetryResumption) {
+			// The server wants a new hello and uTLS cannot redo one that
+			// resumes: the ticket is spent, so a new connection's full
+			// handshake goes through.
+			if nc, err = st.redial(ctx, key, o, c); err == nil {
+				tc, state, err = st.handshake(ctx, nc, key, o)
+			}
+		}
 		c.times.tls = time.Since(start)
 		if trace != nil && trace.TLSHandshakeDone != nil {
 			host, _, _ := net.SplitHostPort(key.Addr)
@@ -326,6 +334,16 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 	c.h1 = h1.NewConn(nc, &st.h1)
 	c.h1.SetRelease(c.onRelease)
 	return c, nil
+}
+
+// redial opens a second TCP connection (or tunnel) for key, for a
+// handshake that must start over.
+func (st *transportState) redial(ctx context.Context, key pool.Key, o *options, c *conn) (net.Conn, error) {
+	if o.proxy != nil {
+		nc, _, err := st.dialProxy(ctx, key.Addr, key.Scheme, o.proxy, o, &c.times)
+		return nc, err
+	}
+	return st.dialTCP(ctx, key.Addr, &c.times)
 }
 
 func isTimeout(err error) bool {

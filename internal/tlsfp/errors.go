@@ -25,6 +25,13 @@ var ErrDowngrade = errors.New("tlsfp: tls downgrade attempt detected")
 // an application protocol that was not offered.
 var ErrALPN = errors.New("tlsfp: server selected an application protocol outside the offer")
 
+// ErrRetryResumption is returned (wrapped in a *HandshakeError) when the
+// server answered a hello that offered to resume a session with a
+// HelloRetryRequest, which uTLS cannot follow with a pre_shared_key. The
+// ticket has been used up; a new connection (which then offers no ticket,
+// or another) succeeds.
+var ErrRetryResumption = errors.New("tlsfp: the server asked to retry a resuming hello (HelloRetryRequest), which uTLS cannot do")
+
 // HandshakeError is every error Handshake returns after it started talking
 // to the server. Err is the cause: a *CertificateError, ErrPlainHTTP,
 // ErrDowngrade, ErrALPN, the context's error (context.DeadlineExceeded or
@@ -116,6 +123,8 @@ func classify(ctx context.Context, err error, serverName string) error {
 		err = ErrDowngrade
 	case strings.Contains(msg, "unadvertised ALPN protocol"), strings.Contains(msg, "unrequested ALPN extension"):
 		err = ErrALPN
+	case strings.Contains(msg, "reprocessing of PSK key triggered by HelloRetryRequest"):
+		err = ErrRetryResumption
 	}
 	return &HandshakeError{ServerName: serverName, Err: err}
 }
