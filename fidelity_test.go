@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,5 +189,38 @@ func TestIsolatedH2CallClosesItsConnection(t *testing.T) {
 			t.Fatal("an isolated HTTP/2 call left its connection open")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestConcurrentFirstRequestsShareOneH2Connection: 16 requests starting
+// together on a fresh Session wait for the first connection's ALPN, as a
+// browser does, and then share that one HTTP/2 connection.
+func TestConcurrentFirstRequestsShareOneH2Connection(t *testing.T) {
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	s := &Session{RootCAs: srv.CertPool()}
+	defer s.Close()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := s.Get(context.Background(), srv.URL()+"/api/all")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Bytes()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if n := len(srv.Records()); n != 1 {
+		t.Fatalf("16 concurrent first requests opened %d connections, want 1", n)
 	}
 }

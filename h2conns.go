@@ -18,9 +18,15 @@ import (
 // connection per origin and open another only when it is full or going
 // away; so does this.
 type h2Conns struct {
-	mu     sync.Mutex
-	conns  map[pool.Key][]*conn // HTTP/2 conns only
-	known  map[pool.Key]bool    // the origin negotiated h2 before
+	mu    sync.Mutex
+	conns map[pool.Key][]*conn // HTTP/2 conns only
+	known map[pool.Key]bool    // the origin negotiated h2 before
+	// h1 marks origins whose first connection chose HTTP/1.1; probes
+	// holds the first dial to an origin not known either way, which
+	// concurrent requests wait for (as browsers do) rather than each
+	// opening a connection that may turn out to be HTTP/2.
+	h1     map[pool.Key]bool
+	probes map[pool.Key]chan struct{}
 	closed bool
 	dials  singleflight.Group
 	// idle closes connections without streams for longer than this.
@@ -53,6 +59,42 @@ func (st *transportState) h2Get(key pool.Key) *conn {
 		hc.conns[key] = list
 	}
 	return nil
+}
+
+// probe decides, for an https origin, whether this request may dial the
+// first connection (lead), must wait for the one being dialed (wait), or
+// neither because the origin's protocol is known.
+func (hc *h2Conns) probe(key pool.Key) (wait <-chan struct{}, lead bool) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if hc.known[key] || hc.h1[key] || hc.closed {
+		return nil, false
+	}
+	if ch := hc.probes[key]; ch != nil {
+		return ch, false
+	}
+	if hc.probes == nil {
+		hc.probes = make(map[pool.Key]chan struct{})
+	}
+	hc.probes[key] = make(chan struct{})
+	return nil, true
+}
+
+// endProbe ends the leader's first dial; h1 records that the origin chose
+// HTTP/1.1 (h2 is recorded by h2Add).
+func (hc *h2Conns) endProbe(key pool.Key, h1 bool) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if h1 {
+		if hc.h1 == nil {
+			hc.h1 = make(map[pool.Key]bool)
+		}
+		hc.h1[key] = true
+	}
+	if ch := hc.probes[key]; ch != nil {
+		close(ch)
+		delete(hc.probes, key)
+	}
 }
 
 func (st *transportState) h2Known(key pool.Key) bool {

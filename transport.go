@@ -233,28 +233,51 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options,
 		c, err := st.dialConn(ctx, key, o, trace)
 		return c, false, err
 	}
-	if key.Scheme == "https" {
+	lead := false
+	for key.Scheme == "https" {
 		if c := st.h2Get(key); c != nil {
 			return c, true, nil
 		}
 		if st.h2Known(key) {
 			return st.h2Dial(ctx, key, o, trace)
 		}
+		wait, first := st.h2s.probe(key)
+		if wait == nil {
+			lead = first
+			break
+		}
+		select {
+		case <-wait: // the first connection is up (or failed): look again
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
 	}
 	c, ok, err := st.pool.Get(ctx, key)
 	if err != nil {
+		if lead {
+			st.h2s.endProbe(key, false)
+		}
 		if errors.Is(err, pool.ErrClosed) {
 			err = ErrClosed
 		}
 		return nil, false, err
 	}
 	if ok {
+		if lead {
+			st.h2s.endProbe(key, true)
+		}
 		return c, true, nil
 	}
 	c, err = st.dialConn(ctx, key, o, trace)
 	if err != nil {
 		st.pool.Drop(key)
+		if lead {
+			st.h2s.endProbe(key, false)
+		}
 		return nil, false, err
+	}
+	if lead {
+		defer st.h2s.endProbe(key, c.h2 == nil)
 	}
 	if c.h2 != nil {
 		// The slot was for an HTTP/1.1 connection; HTTP/2 ones live apart.
