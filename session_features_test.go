@@ -203,3 +203,30 @@ func TestContentDecoding(t *testing.T) {
 		t.Fatalf("six codings: %v", err)
 	}
 }
+
+// TestNoDecodingWithoutABody: HEAD, 204 and 304 responses that name a
+// Content-Encoding have no body to decode (D-08).
+func TestNoDecodingWithoutABody(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(204)
+		case "/304":
+			w.WriteHeader(304)
+		}
+	}))
+	defer ts.Close()
+	s := &Session{}
+	defer s.Close()
+	for _, req := range []*Request{{Method: "HEAD", URL: ts.URL}, {URL: ts.URL + "/204"}, {URL: ts.URL + "/304"}} {
+		resp, err := s.Do(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := resp.Bytes()
+		if err != nil || len(b) != 0 || resp.Decoded || resp.Header.Get("content-encoding") != "gzip" {
+			t.Fatalf("%s %s: %q %v decoded=%v", req.method(), req.URL, b, err, resp.Decoded)
+		}
+	}
+}
