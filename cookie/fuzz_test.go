@@ -108,6 +108,11 @@ func differential(t *testing.T, setU, reqU *url.URL, domainAttr, pathAttr string
 		return false
 	}
 	for _, u := range []*url.URL{probe, reqU} {
+		if u.EscapedPath() != u.Path {
+			// Intended difference: we match the path as it goes on the
+			// wire (escaped, "/%21"), cookiejar the decoded one ("/!").
+			continue
+		}
 		o, th := len(ours.Cookies(u)) > 0, len(theirs.Cookies(u)) > 0
 		if o != th {
 			t.Fatalf("Set-Cookie %q from %s: request %s: ours sends %v, cookiejar %v (stored %+v)", line, setU, u, o, th, *c)
