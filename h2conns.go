@@ -89,11 +89,24 @@ func (hc *h2Conns) endProbe(key pool.Key, h1 bool) {
 		if hc.h1 == nil {
 			hc.h1 = make(map[pool.Key]bool)
 		}
+		hc.forgetIfFull()
 		hc.h1[key] = true
 	}
 	if ch := hc.probes[key]; ch != nil {
 		close(ch)
 		delete(hc.probes, key)
+	}
+}
+
+// maxKnownOrigins bounds what a long-lived Transport remembers about
+// origins' protocols; past it the memory starts over (a crawler visits
+// millions of origins). hc.mu is held.
+const maxKnownOrigins = 4096
+
+func (hc *h2Conns) forgetIfFull() {
+	if len(hc.known)+len(hc.h1) >= maxKnownOrigins {
+		clear(hc.known)
+		clear(hc.h1)
 	}
 }
 
@@ -117,6 +130,7 @@ func (st *transportState) h2Add(key pool.Key, c *conn) {
 		hc.known = make(map[pool.Key]bool)
 	}
 	hc.conns[key] = append(hc.conns[key], c)
+	hc.forgetIfFull()
 	hc.known[key] = true
 	if hc.timer == nil {
 		hc.timer = time.AfterFunc(hc.idle, hc.sweep)
