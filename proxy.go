@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guise-http/guise/internal/proxy"
@@ -35,8 +36,14 @@ type route struct {
 }
 
 // routes caches parsed proxy URLs by their text; a Session's requests all
-// name the same one.
-var routes sync.Map // string → *route
+// name the same one. Rotating proxies can name many: past maxRoutes the
+// cache starts over.
+var (
+	routes    sync.Map // string → *route
+	routesLen atomic.Int32
+)
+
+const maxRoutes = 4096
 
 func parseRoute(raw string) (*route, error) {
 	if r, ok := routes.Load(raw); ok {
@@ -59,6 +66,10 @@ func parseRoute(raw string) (*route, error) {
 		r.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
 	}
 	if len(raw) < 1024 {
+		if routesLen.Add(1) > maxRoutes {
+			routes.Clear()
+			routesLen.Store(0)
+		}
 		routes.Store(raw, r)
 	}
 	return r, nil
