@@ -68,3 +68,11 @@ func TestRunWritesReport(t *testing.T) {
 		t.Error("-rounds 0 accepted")
 	}
 }
+
+func TestShellJoin(t *testing.T) {
+	got := shellJoin([]string{"-d", "1s", "-note", "it's a note", ""})
+	want := `-d 1s -note 'it'\''s a note' ''`
+	if got != want {
+		t.Errorf("shellJoin = %s, want %s", got, want)
+	}
+}

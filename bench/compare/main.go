@@ -105,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		progress = stderr
 	}
 	meta := harness.Meta{
-		Command:  "go run ./compare " + strings.Join(args, " "),
+		Command:  "go run ./compare " + shellJoin(args),
 		Date:     time.Now(),
 		Rounds:   *rounds,
 		Duration: *dur,
@@ -189,4 +189,18 @@ func spawn(withTLS bool) (*peer.Proc, *x509.CertPool, error) {
 		return nil, nil, fmt.Errorf("no certificate in %s", caFile)
 	}
 	return p, pool, nil
+}
+
+// shellJoin joins args as a POSIX shell would need them typed: arguments
+// with spaces or shell characters in single quotes.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]{}~#!") {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }
