@@ -417,8 +417,10 @@ func (c *Conn) finish(reusable bool) {
 }
 
 // earlyGrace is how long a response that arrives before the request body
-// is written waits for the writer to finish on its own.
-const earlyGrace = 20 * time.Millisecond
+// is written waits for the writer to finish on its own (net/http waits 50ms
+// too, maxWriteWaitBeforeConnReuse): a writer descheduled on a busy machine
+// must not cost the connection.
+const earlyGrace = 50 * time.Millisecond
 
 // joinWriter waits for the writer goroutine. With abort, a writer still
 // running is stopped through a past write deadline (the response came
