@@ -22,7 +22,8 @@ func canonicalHost(h string) (string, bool) {
 	if strings.HasSuffix(h, ".") {
 		h = h[:len(h)-1]
 	}
-	if h == "" || len(h) > 4*maxHostLen {
+	if h == "" || len(h) > 4*maxHostLen || strings.IndexByte(h, '%') >= 0 {
+		// '%' would only be an IPv6 zone, which no cookie host carries.
 		return "", false
 	}
 	if _, ok := parseIP(h); ok {

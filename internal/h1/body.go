@@ -172,7 +172,7 @@ func (b *Body) step() error {
 			if err != errNeedMore {
 				return b.fail(err)
 			}
-			if c.w-c.r > budget+24 {
+			if c.w-c.r >= budget+chunkLineSlack {
 				return b.fail(chunkErr("chunk extensions too long", c.rbuf[c.r:c.r+32])) // as parseChunkLine says it
 			}
 			if err := b.more(); err != nil {

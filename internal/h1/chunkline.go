@@ -2,6 +2,10 @@ package h1
 
 import "errors"
 
+// chunkLineSlack is how far past the extension budget a chunk-size line
+// may run (hex digits, CRLF) before the reader calls it too long.
+const chunkLineSlack = 25
+
 // errNeedMore reports that a parse needs more bytes than the buffer holds.
 var errNeedMore = errors.New("h1: need more bytes")
 
@@ -20,6 +24,13 @@ func chunkErr(detail string, b []byte) error {
 // error even before the line ends. errNeedMore means b holds no complete
 // line and nothing invalid so far.
 func parseChunkLine(b []byte, extBudget int) (size int64, n, ext int, err error) {
+	// Look no further than the longest line the budget allows (16 digits,
+	// the extensions, CRLF, slack): what lies beyond is "too long" for the
+	// caller, however the bytes arrived, so the verdict does not depend on
+	// how the input was split.
+	if lim := extBudget + chunkLineSlack; len(b) > lim {
+		b = b[:lim]
+	}
 	i := 0
 	for ; i < len(b); i++ {
 		v, ok := hexVal(b[i])
