@@ -43,7 +43,7 @@ type Response struct {
 }
 
 // fill copies what the engine parsed into the public fields.
-func (r *Response) fill(method string) {
+func (r *Response) fill() {
 	r.StatusCode = r.h1.StatusCode
 	r.Proto = r.h1.Proto
 	r.Status = r.h1.Reason

@@ -95,7 +95,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		r.Validated = true
 		err = c.roundTrip(ctx, r, &resp.h1)
 		if err == nil {
-			resp.fill(method)
+			resp.fill()
 			resp.gotHead(trace)
 			return resp, nil
 		}
