@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/bench/internal/peer"
 )
 
 // needNghttpd returns nghttpd's path, or skips the test when it is not
@@ -98,7 +100,7 @@ func TestMissingNghttpd(t *testing.T) {
 
 func TestSelfSigned(t *testing.T) {
 	now := time.Now()
-	keyPEM, certPEM, err := selfSigned(now)
+	keyPEM, certPEM, err := peer.SelfSignedPEM(now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,9 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/guise-http/guise/bench/internal/peer"
 )
 
 // Sizes of the two files the server serves.
@@ -80,7 +76,7 @@ func startServer(bin string) (*server, error) {
 	if err := os.WriteFile(filepath.Join(docs, "big"), filler(bigSize), 0o644); err != nil {
 		return nil, err
 	}
-	keyPEM, certPEM, err := selfSigned(time.Now())
+	keyPEM, certPEM, err := peer.SelfSignedPEM(time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -161,43 +157,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// selfSigned returns a PEM private key (PKCS#8, ECDSA P-256) and a
-// self-signed certificate for localhost and 127.0.0.1, valid from an hour
-// before now for a day.
-func selfSigned(now time.Time) (keyPEM, certPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "localhost"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})
-	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	return keyPEM, certPEM, nil
 }
 
 // filler returns n bytes of printable text.
