@@ -92,14 +92,8 @@ func TestAllocsPerRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			_, err := resp.Body.Read(buf)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		if err := drain(resp.Body, buf); err != nil {
+			t.Fatal(err)
 		}
 		resp.Body.Close()
 	}
@@ -122,12 +116,7 @@ func BenchmarkSessionDo(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for {
-			_, err := resp.Body.Read(buf)
-			if err != nil {
-				break
-			}
-		}
+		drain(resp.Body, buf)
 		resp.Body.Close()
 	}
 }
@@ -149,11 +138,7 @@ func BenchmarkSessionDoParallel(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			for {
-				if _, err := resp.Body.Read(buf); err != nil {
-					break
-				}
-			}
+			drain(resp.Body, buf)
 			resp.Body.Close()
 		}
 	})
@@ -218,11 +203,7 @@ func BenchmarkGzip4K(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for {
-				if _, err := resp.Body.Read(buf); err != nil {
-					break
-				}
-			}
+			drain(resp.Body, buf)
 			resp.Body.Close()
 		}
 	})
@@ -237,12 +218,21 @@ func BenchmarkGzip4K(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for {
-				if _, err := resp.Body.Read(buf); err != nil {
-					break
-				}
-			}
+			drain(resp.Body, buf)
 			resp.Body.Close()
 		}
 	})
+}
+
+// drain reads r to its end into buf, as a caller with its own buffer does;
+// it returns nil at EOF.
+func drain(r io.Reader, buf []byte) error {
+	for {
+		if _, err := r.Read(buf); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
 }
