@@ -340,6 +340,19 @@ func TestUnreadBodyIsDrainedForReuse(t *testing.T) {
 }
 
 func TestSessionDroppedWithoutCloseReleasesConnections(t *testing.T) {
+	testSessionDropped(t, context.Background())
+}
+
+// TestSessionDroppedUnderLongLivedContext: a context that outlives the
+// Session (its connections stay registered on it between requests) must
+// not keep the Session reachable.
+func TestSessionDroppedUnderLongLivedContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	testSessionDropped(t, ctx)
+}
+
+func testSessionDropped(t *testing.T, ctx context.Context) {
 	closed := make(chan struct{}, 1)
 	ts := newTestServer(t, http.HandlerFunc(hello), func(s *http.Server) {
 		s.ConnState = func(c net.Conn, st http.ConnState) {
@@ -353,7 +366,7 @@ func TestSessionDroppedWithoutCloseReleasesConnections(t *testing.T) {
 	})
 	func() {
 		s := &Session{}
-		resp, err := s.Get(context.Background(), ts.URL)
+		resp, err := s.Get(ctx, ts.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

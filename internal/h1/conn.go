@@ -76,10 +76,16 @@ type Conn struct {
 	closed   atomic.Bool
 	wflushed atomic.Bool // the writer goroutine wrote the whole body
 
-	stop func() bool // stops the context.AfterFunc, nil if none
+	// The context watch (see watch). watchCtx and watchStop are the
+	// registration's context and its stop function; onDone is the
+	// callback, made once per Conn. All three are guarded by dmu.
+	watchCtx  context.Context
+	watchStop func() bool
+	onDone    func()
 
-	dmu    sync.Mutex
-	ctxErr error // set when ctx ended during the request
+	dmu      sync.Mutex
+	armedCtx context.Context // the context of the request in flight, if watched
+	ctxErr   error           // set when ctx ended during the request
 }
 
 // NewConn returns a Conn that speaks HTTP/1.1 over nc and takes ownership of
@@ -119,6 +125,7 @@ func (c *Conn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.unwatch()
 	return c.nc.Close()
 }
 
@@ -155,13 +162,9 @@ func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) erro
 		return c.abort(err)
 	}
 	if ctx.Done() != nil {
-		if err := ctx.Err(); err != nil {
+		if err := c.watch(ctx); err != nil {
 			return c.abort(fmt.Errorf("h1: before sending: %w", err))
 		}
-		c.dmu.Lock()
-		c.ctxErr = nil
-		c.dmu.Unlock()
-		c.stop = context.AfterFunc(ctx, func() { c.cancel(ctx.Err()) })
 	}
 	st, n, err := c.exchange(req, &c.plan)
 	if err != nil {
@@ -345,12 +348,79 @@ func (c *Conn) headErr(err error) error {
 	return fmt.Errorf("h1: reading response head: %w", err)
 }
 
-// cancel runs when the request's context ends: it makes every pending and
-// future read and write fail at once.
-func (c *Conn) cancel(err error) {
+// watch arms the cancellation of the request about to start by ctx. A
+// context.AfterFunc registration costs three allocations and a lock on the
+// parent context shared by every concurrent request, so it is kept across
+// requests: a Conn that serves request after request under one long-lived
+// context (a worker's context, signal.NotifyContext) registers once. The
+// callback acts only while a request runs under the context that ended
+// (armedCtx); between requests it does nothing, and the next request
+// finds ctx.Err set. A context with a deadline is taken for a per-request
+// one and its registration is stopped when the request ends (see disarm),
+// so that its cancel does not start the callback's goroutine for nothing.
+// It returns ctx.Err() when ctx has already ended.
+func (c *Conn) watch(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	c.dmu.Lock()
-	c.ctxErr = err
-	c.nc.SetDeadline(time.Unix(1, 0))
+	if c.watchCtx != ctx {
+		if c.watchStop != nil {
+			c.watchStop()
+		}
+		if c.onDone == nil {
+			c.onDone = c.ctxDone
+		}
+		c.watchCtx = ctx
+		c.watchStop = context.AfterFunc(ctx, c.onDone)
+	}
+	c.armedCtx = ctx
+	c.ctxErr = nil
+	c.dmu.Unlock()
+	// An end between the first check and arming found nothing armed.
+	return ctx.Err()
+}
+
+// disarm ends the watch of the finished request. It reports whether the
+// request's context ended while it ran (its deadlines are then poisoned).
+func (c *Conn) disarm() (ended bool) {
+	c.dmu.Lock()
+	ctx := c.armedCtx
+	c.armedCtx = nil
+	ended = c.ctxErr != nil
+	if ctx != nil {
+		if _, ok := ctx.Deadline(); ok && c.watchStop != nil {
+			c.watchStop()
+			c.watchCtx, c.watchStop = nil, nil
+		}
+	}
+	c.dmu.Unlock()
+	return ended
+}
+
+// unwatch drops the context registration for good (the Conn is closing), so
+// that a long-lived context keeps no closed Conn reachable.
+func (c *Conn) unwatch() {
+	c.dmu.Lock()
+	stop := c.watchStop
+	c.watchCtx, c.watchStop, c.armedCtx = nil, nil, nil
+	c.dmu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// ctxDone is the context.AfterFunc callback: when the context of the
+// request in flight has ended, every pending and future read and write
+// fails at once.
+func (c *Conn) ctxDone() {
+	c.dmu.Lock()
+	if ctx := c.armedCtx; ctx != nil && c.ctxErr == nil {
+		if err := ctx.Err(); err != nil {
+			c.ctxErr = err
+			c.nc.SetDeadline(time.Unix(1, 0))
+		}
+	}
 	c.dmu.Unlock()
 }
 
@@ -382,10 +452,7 @@ func (c *Conn) clearReadDeadline() {
 
 // abort ends the request with err: the connection is closed for good.
 func (c *Conn) abort(err error) error {
-	if c.stop != nil {
-		c.stop()
-		c.stop = nil
-	}
+	c.disarm()
 	c.broken, c.active = true, false
 	c.Close()
 	return err
@@ -397,11 +464,8 @@ func (c *Conn) finish(reusable bool) {
 		return
 	}
 	c.active = false
-	if c.stop != nil {
-		if !c.stop() {
-			reusable = false // the context ended: deadlines are poisoned
-		}
-		c.stop = nil
+	if c.disarm() {
+		reusable = false // the context ended: deadlines are poisoned
 	}
 	reusable = reusable && !c.noReuse && c.r == c.w && !c.closed.Load()
 	if reusable {
