@@ -442,6 +442,9 @@ func (c *Conn) setReadDeadline(t time.Time) {
 
 // clearReadDeadline removes a read deadline set by setReadDeadline.
 func (c *Conn) clearReadDeadline() {
+	if !c.dlSet {
+		return // dlSet is only set by the request's own goroutine
+	}
 	c.dmu.Lock()
 	if c.dlSet && c.ctxErr == nil {
 		c.nc.SetReadDeadline(time.Time{})
