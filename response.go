@@ -36,6 +36,8 @@ type Response struct {
 	h1    h1.Response
 	h2req h2.Request
 	h2    *h2.Response
+	h2st  h2.Stream // the first attempt's HTTP/2 stream, in the same allocation
+	tries int       // HTTP/2 attempts made; a retry takes a new Stream
 	body  responseBody
 	url   *parsedURL
 	hdr   [16]Field // backs Header for heads of up to 16 fields

@@ -150,7 +150,16 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 		c.abandon()
 		return err
 	}
-	hr, err := c.h2.RoundTrip(ctx, r)
+	// Profile fields were checked when the profile was parsed, the
+	// caller's by validHeader, guise's own come from a parsed URL or the
+	// jar, and header lower-cased the names.
+	r.Validated = true
+	st2 := &resp.h2st
+	if resp.tries > 0 {
+		st2 = new(h2.Stream) // the first may still be known to its connection
+	}
+	resp.tries++
+	hr, err := c.h2.RoundTripStream(ctx, r, st2)
 	if err != nil {
 		if errors.Is(err, h2.ErrRefusedToSend) {
 			// Refused before a stream was taken: the reservation stands.
@@ -254,11 +263,17 @@ func opName(m string) string {
 // lifetime needs (its timeout's cancel) and error wrapping.
 type responseBody struct {
 	r       io.ReadCloser
+	plain   readerOnly // r without its WriterTo, for io.Copy
 	cancel  context.CancelFunc
 	op, url string
 	timeout bool
 	done    bool
 }
+
+// readerOnly hides every method of r but Read.
+type readerOnly struct{ r io.Reader }
+
+func (o *readerOnly) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 func (b *responseBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
@@ -276,7 +291,11 @@ func (b *responseBody) WriteTo(w io.Writer) (int64, error) {
 	if wt, ok := b.r.(io.WriterTo); ok {
 		n, err = wt.WriteTo(w)
 	} else {
-		n, err = io.Copy(w, struct{ io.Reader }{b.r})
+		// Only Read, so that io.Copy does not come back here; a field,
+		// so that the wrapper costs no allocation.
+		b.plain.r = b.r
+		n, err = io.Copy(w, &b.plain)
+		b.plain.r = nil
 	}
 	if err == nil {
 		err = io.EOF

@@ -24,6 +24,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +48,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	bin := fs.String("nghttpd", "", "path of nghttpd (default: $PATH, /usr/sbin, /usr/bin)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	only := fs.String("clients", "", "clients to run, comma-separated names as in the tables (default all)")
+	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of the measured run to this file")
+	memProf := fs.String("memprofile", "", "write an allocation profile (every allocation sampled) to this file at the end")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	picked, err := pick(all, *scen)
 	if err != nil {
+		return err
+	}
+	if picked, err = keepClients(picked, *only); err != nil {
 		return err
 	}
 	path := *bin
@@ -100,8 +108,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 	mk := func(roots *x509.CertPool) func(clientSpec) (client, error) {
 		return func(sp clientSpec) (client, error) { return sp.make(roots) }
 	}(srv.Roots)
+	if *memProf != "" {
+		runtime.MemProfileRate = 1
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	for i := range picked {
 		results[i] = runScenario(ctx, &picked[i], srv.Base, mk, *rounds, *dur, *warmup, progress)
+	}
+	if *cpuProf != "" {
+		pprof.StopCPUProfile()
+	}
+	if *memProf != "" {
+		if err := writeHeapProfile(*memProf); err != nil {
+			return err
+		}
 	}
 	var buf bytes.Buffer
 	if err := markdown(&buf, m, picked, results); err != nil {
@@ -152,6 +181,50 @@ func pick(all []scenario, list string) ([]scenario, error) {
 		}
 	}
 	return out, nil
+}
+
+// keepClients returns scenarios whose client lists keep only the clients
+// named in list (all for ""). A name no scenario has is an error.
+func keepClients(scs []scenario, list string) ([]scenario, error) {
+	if list == "" {
+		return scs, nil
+	}
+	names := strings.Split(list, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	seen := map[string]bool{}
+	out := make([]scenario, len(scs))
+	for i, sc := range scs {
+		var kept []clientSpec
+		for _, sp := range sc.specs() {
+			if slices.Contains(names, sp.name) {
+				kept = append(kept, sp)
+				seen[sp.name] = true
+			}
+		}
+		sc.specs = func() []clientSpec { return kept }
+		out[i] = sc
+	}
+	for _, n := range names {
+		if !seen[n] {
+			return nil, fmt.Errorf("no client %q in the scenarios picked", n)
+		}
+	}
+	return out, nil
+}
+
+// writeHeapProfile writes the allocation profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // version returns nghttpd's first line of --version, or "nghttpd".

@@ -95,7 +95,9 @@ func turn(ctx context.Context, c client, sc *scenario, base string, d time.Durat
 					once.Do(func() { firstErr = err; cancel() })
 					return
 				}
-				proto.CompareAndSwap(nil, p)
+				if proto.Load() == nil { // boxing p allocates: once only
+					proto.CompareAndSwap(nil, p)
+				}
 				ops.Add(1)
 				moved.Add(n)
 				if !time.Now().Before(deadline) {

@@ -39,6 +39,7 @@ type ClientConn struct {
 	hdec        *hpack.Decoder
 	emit        func(hpack.HeaderField) // cc.emitField, bound once
 	hfields     []hpack.HeaderField     // decoded fields of the current block
+	hpay        []byte                  // payload of a HEADERS frame read without the Framer
 	hremain     uint32                  // header list bytes left in the current block
 	hbad        error                   // first invalid field of the current block
 	empty       int                     // empty DATA frames in a row
@@ -95,6 +96,7 @@ type ClientConn struct {
 	pingTimer       *time.Timer
 	onIdle          func(*ClientConn)
 	idleNotified    bool
+	spareChans      []chan struct{} // notify channels of finished streams
 }
 
 // NewClientConn starts an HTTP/2 connection on nc, which must have

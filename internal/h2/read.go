@@ -78,8 +78,8 @@ func (cc *ClientConn) readLoop() {
 // readFrame reads one frame with the Framer and handles it. A returned error
 // ends the connection.
 //
-// A header block that fits in its HEADERS frame is decoded here, which costs
-// no allocation beyond the frame; one that continues in CONTINUATION frames
+// A header block that fits in its HEADERS frame is read and decoded by
+// readHeaders, which costs no allocation; one that continues in CONTINUATION frames
 // is read by the Framer's ReadMetaHeaders, whose limits on the block's frames
 // (GO-2024-2687) then apply. Such a block may take on the wire at most twice
 // the header list size we accept plus the headers of maxEmptyFrames frames,
@@ -97,14 +97,12 @@ func (cc *ClientConn) readFrame() error {
 	}
 	if fh.Type == FrameHeaders {
 		if fh.Flags.Has(http2.FlagHeadersEndHeaders) {
-			cc.fr.ReadMetaHeaders = nil
-		} else {
-			cc.rd.capped = true
-			cc.rd.budget = 2*int64(cc.maxList) + frameHeaderLen*maxEmptyFrames
+			return cc.readHeaders(fh)
 		}
+		cc.rd.capped = true
+		cc.rd.budget = 2*int64(cc.maxList) + frameHeaderLen*maxEmptyFrames
 	}
 	f, err := cc.fr.ReadFrameForHeader(fh)
-	cc.fr.ReadMetaHeaders = cc.hdec
 	cc.rd.capped = false
 	if err != nil {
 		return cc.readErr(fh, err)
@@ -113,6 +111,49 @@ func (cc *ClientConn) readFrame() error {
 		cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
 	}
 	return cc.dispatch(f)
+}
+
+// readHeaders reads and handles a HEADERS frame that holds its whole header
+// block. It parses the frame itself, as the Framer would (the same checks,
+// the same errors), to spare the Framer's allocation of a frame per
+// response.
+func (cc *ClientConn) readHeaders(fh http2.FrameHeader) error {
+	if cap(cc.hpay) < int(fh.Length) {
+		cc.hpay = make([]byte, fh.Length)
+	}
+	p := cc.hpay[:fh.Length]
+	if _, err := io.ReadFull(&cc.rd, p); err != nil {
+		return err
+	}
+	if fh.StreamID == 0 {
+		return ConnectionError{ErrCodeProtocol, "HEADERS frame with stream ID 0"}
+	}
+	pad := 0
+	if fh.Flags.Has(http2.FlagHeadersPadded) {
+		if len(p) < 1 {
+			return tooShort(fh)
+		}
+		pad, p = int(p[0]), p[1:]
+	}
+	if fh.Flags.Has(http2.FlagHeadersPriority) {
+		if len(p) < 5 {
+			return tooShort(fh)
+		}
+		p = p[5:]
+	}
+	if pad > len(p) {
+		return ConnectionError{ErrCodeProtocol, "HEADERS frame with invalid padding"}
+	}
+	if cc.idleTimer != nil {
+		cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
+	}
+	cc.empty = 0
+	return cc.onHeaderBlock(fh.StreamID, fh.Flags.Has(http2.FlagHeadersEndStream), p[:len(p)-pad])
+}
+
+// tooShort is the error of a frame too short for its fixed fields.
+func tooShort(fh http2.FrameHeader) error {
+	return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes too short", fh.Type, fh.Length)}
 }
 
 // readErr turns an error of the Framer reading the frame that starts with fh
@@ -140,7 +181,7 @@ func (cc *ClientConn) readErr(fh http2.FrameHeader, err error) error {
 	case cc.rd.err == nil:
 		// The transport is fine: the Framer found the frame too short for
 		// its fixed fields.
-		return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes too short", fh.Type, fh.Length)}
+		return tooShort(fh)
 	}
 	return err
 }
@@ -474,7 +515,12 @@ func (cc *ClientConn) beginBlock() {
 // onHeaders handles a HEADERS frame that holds its whole header block. The
 // block's wire bytes are capped at twice the header list size we accept.
 func (cc *ClientConn) onHeaders(f *http2.HeadersFrame) error {
-	frag := f.HeaderBlockFragment()
+	return cc.onHeaderBlock(f.StreamID, f.StreamEnded(), f.HeaderBlockFragment())
+}
+
+// onHeaderBlock decodes frag, the whole header block of a HEADERS frame on
+// stream id, and hands it to the stream.
+func (cc *ClientConn) onHeaderBlock(id uint32, end bool, frag []byte) error {
 	if int64(len(frag)) > 2*int64(cc.maxList) {
 		return ConnectionError{ErrCodeProtocol, "header block too large"}
 	}
@@ -486,7 +532,7 @@ func (cc *ClientConn) onHeaders(f *http2.HeadersFrame) error {
 	if err := cc.hdec.Close(); err != nil {
 		return ConnectionError{ErrCodeCompression, err.Error()}
 	}
-	return cc.onBlock(f.StreamID, f.StreamEnded())
+	return cc.onBlock(id, end)
 }
 
 // onMetaHeaders handles a header block the Framer assembled from HEADERS and
@@ -542,7 +588,11 @@ func (cc *ClientConn) onHeadersLocked(s *stream, end bool) error {
 		if s.contentLength >= 0 && s.received != s.contentLength {
 			return cc.streamErrorLocked(s, ErrCodeProtocol, errLengthMismatch)
 		}
-		s.resp.Trailer = toHeader(fs)
+		var dst fields.Header
+		if n := len(s.resp.Header); n < inlineFields {
+			dst = s.hdr[n:n] // after the head's fields
+		}
+		s.resp.Trailer = toHeader(dst, fs)
 		s.recvEnd = true
 		cc.forgetLocked(s)
 		s.signal()
@@ -579,7 +629,7 @@ func (cc *ClientConn) onHeadersLocked(s *stream, end bool) error {
 	}
 	s.gotHead = true
 	s.resp.StatusCode = code
-	s.resp.Header = toHeader(fs)
+	s.resp.Header = toHeader(s.hdr[:0], fs)
 	s.resp.ContentLength = -1
 	s.contentLength = -1
 	for _, f := range fs {
@@ -616,13 +666,18 @@ func parseStatus(v string) (int, bool) {
 	return int(v[0]-'0')*100 + int(v[1]-'0')*10 + int(v[2]-'0'), true
 }
 
-func toHeader(fs []hpack.HeaderField) fields.Header {
+// toHeader converts fs into dst's capacity when it fits, else into a new
+// slice. The result's capacity is its length, so that a caller's append
+// never writes over fields that follow it in dst's array.
+func toHeader(dst fields.Header, fs []hpack.HeaderField) fields.Header {
 	if len(fs) == 0 {
 		return nil
 	}
-	h := make(fields.Header, len(fs))
-	for i, f := range fs {
-		h[i] = fields.Field{Name: f.Name, Value: f.Value}
+	if cap(dst)-len(dst) < len(fs) {
+		dst = make(fields.Header, 0, len(fs))
 	}
-	return h
+	for _, f := range fs {
+		dst = append(dst, fields.Field{Name: f.Name, Value: f.Value})
+	}
+	return dst[:len(dst):len(dst)]
 }

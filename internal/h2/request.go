@@ -38,6 +38,11 @@ type Request struct {
 	HeadTimeout time.Duration
 	// BodyIdleTimeout bounds each wait for response body bytes; 0 means none.
 	BodyIdleTimeout time.Duration
+	// Validated says the caller has already checked that every name in
+	// Header is a lower-case token and every value is valid, so RoundTrip
+	// skips those checks (it still refuses connection-specific fields).
+	// Trailer is checked either way.
+	Validated bool
 }
 
 // Response is an HTTP/2 response head and its body.
@@ -75,10 +80,10 @@ func validRequest(req *Request) error {
 	if !validPseudo(req.Authority) {
 		return refusedf("invalid authority %q", req.Authority)
 	}
-	if err := validFields(req.Header, false); err != nil {
+	if err := validFields(req.Header, false, req.Validated); err != nil {
 		return err
 	}
-	if err := validFields(req.Trailer, true); err != nil {
+	if err := validFields(req.Trailer, true, false); err != nil {
 		return err
 	}
 	if req.Body != nil && len(req.BodyBytes) > 0 {
@@ -100,12 +105,14 @@ func validPseudo(v string) bool {
 	return true
 }
 
-func validFields(h fields.Header, trailer bool) error {
+// validFields checks the fields of a request head or trailer; validated
+// skips the checks of names and values that the caller made.
+func validFields(h fields.Header, trailer, validated bool) error {
 	for _, f := range h {
-		if !validLowerName(f.Name) {
+		if !validated && !validLowerName(f.Name) {
 			return refusedf("invalid field name %q", f.Name)
 		}
-		if !fields.ValidValue(f.Value) {
+		if !validated && !fields.ValidValue(f.Value) {
 			return refusedf("invalid value for field %q", f.Name)
 		}
 		for _, c := range connSpecific {

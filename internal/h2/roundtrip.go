@@ -16,20 +16,31 @@ var defaultPseudoOrder = []string{":method", ":authority", ":scheme", ":path"}
 // CANCEL and ctx's error returned. RoundTrip retries nothing; CanRetry tells
 // whether the request may be sent again on another connection.
 func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
+	return cc.RoundTripStream(ctx, req, new(Stream))
+}
+
+// errStreamReused is returned for a Stream passed to RoundTripStream twice.
+var errStreamReused = errors.New("h2: Stream used for a second request")
+
+// RoundTripStream is RoundTrip with the stream's state in st, a zero Stream
+// the caller allocated (typically inside its own per-request state). The
+// returned Response lives in st.
+func (cc *ClientConn) RoundTripStream(ctx context.Context, req *Request, st *Stream) (*Response, error) {
 	if err := validRequest(req); err != nil {
 		return nil, err
 	}
-	if err := cc.takeSlot(ctx); err != nil {
+	s := &st.s
+	if s.cc != nil {
+		return nil, errStreamReused
+	}
+	if err := cc.takeSlot(ctx, s); err != nil {
 		return nil, err
 	}
-	s := &stream{
-		cc:      cc,
-		notify:  make(chan struct{}, 1),
-		ctx:     ctx,
-		ctxDone: ctx.Done(),
-		req:     req,
-		idle:    req.BodyIdleTimeout,
-	}
+	s.cc = cc
+	s.ctx = ctx
+	s.ctxDone = ctx.Done()
+	s.req = req
+	s.idle = req.BodyIdleTimeout
 	s.body.s = s
 	s.resp.Body = &s.body
 	s.weight = req.Priority.Weight
@@ -59,15 +70,16 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	return cc.awaitHead(ctx, s)
 }
 
-// takeSlot waits for room under MAX_CONCURRENT_STREAMS and counts the new
-// stream as starting.
-func (cc *ClientConn) takeSlot(ctx context.Context) error {
+// takeSlot waits for room under MAX_CONCURRENT_STREAMS, counts the new
+// stream s as starting and gives it a notify channel.
+func (cc *ClientConn) takeSlot(ctx context.Context, s *stream) error {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	cc.idleNotified = false
 	if cc.reserved > 0 {
 		cc.reserved--
 		cc.starting++
+		s.notify = cc.notifyChanLocked()
 		return nil
 	}
 	for {
@@ -76,6 +88,7 @@ func (cc *ClientConn) takeSlot(ctx context.Context) error {
 		}
 		if uint32(len(cc.streams)+cc.reserved+cc.starting) < cc.maxConcurrent {
 			cc.starting++
+			s.notify = cc.notifyChanLocked()
 			return nil
 		}
 		ch := cc.slotChanLocked()
@@ -184,6 +197,7 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 		// Counted while cc.mu shows the connection open, so that Close's
 		// Wait cannot start before this Add.
 		cc.bodies.Add(1)
+		s.writer = true
 	}
 	cc.mu.Unlock()
 
@@ -264,6 +278,7 @@ func (cc *ClientConn) awaitHead(ctx context.Context, s *stream) (*Response, erro
 	}
 	for {
 		cc.mu.Lock()
+		s.waiting = false
 		if s.err != nil {
 			err := s.err
 			cc.mu.Unlock()
@@ -273,9 +288,11 @@ func (cc *ClientConn) awaitHead(ctx context.Context, s *stream) (*Response, erro
 			cc.mu.Unlock()
 			return &s.resp, nil
 		}
+		s.waiting = true
+		notify := s.notify
 		cc.mu.Unlock()
 		select {
-		case <-s.notify:
+		case <-notify:
 		case <-ctx.Done():
 			cc.cancel(s, ctx.Err())
 		case <-timeout:

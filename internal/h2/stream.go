@@ -5,7 +5,17 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/guise-http/guise/internal/fields"
 )
+
+// Stream holds the state of one request on a ClientConn. A caller with
+// per-request state of its own can embed a Stream in it and pass it to
+// RoundTripStream, so that both take one allocation. The zero value is
+// ready for one use. A Stream must not be copied, and must not be passed to
+// RoundTripStream again: the connection may refer to it until the response
+// body is closed.
+type Stream struct{ s stream }
 
 // stream is one request/response exchange. Fields after mu-guarded are
 // guarded by cc.mu.
@@ -22,6 +32,9 @@ type stream struct {
 	// guarded by cc.mu
 	resp          Response
 	body          body
+	hdr           [inlineFields]fields.Field // backs resp.Header for small heads
+	waiting       bool                       // the owner waits on notify
+	writer        bool                       // a body writer goroutine runs for it
 	gotHead       bool
 	n1xx          int
 	err           error
@@ -36,6 +49,42 @@ type stream struct {
 	received      int64
 	data          chunks
 	contentLength int64
+}
+
+// inlineFields is the number of response fields a stream holds without an
+// allocation of their own.
+const inlineFields = 16
+
+// maxSpareChans bounds the notify channels a connection keeps for reuse.
+const maxSpareChans = 256
+
+// notifyChanLocked returns a notify channel for a new stream: a spare one
+// of an earlier stream, or a new one. cc.mu is held.
+func (cc *ClientConn) notifyChanLocked() chan struct{} {
+	if n := len(cc.spareChans); n > 0 {
+		ch := cc.spareChans[n-1]
+		cc.spareChans[n-1] = nil
+		cc.spareChans = cc.spareChans[:n-1]
+		return ch
+	}
+	return make(chan struct{}, 1)
+}
+
+// recycleLocked keeps s's notify channel for a later stream when nothing
+// can use it any more: the owner closed the body and waits on nothing, the
+// stream is gone from the connection (so the read loop cannot signal it)
+// and no body writer could fail it. A pending signal is drained. cc.mu is
+// held.
+func (cc *ClientConn) recycleLocked(s *stream) {
+	if s.notify == nil || s.waiting || s.writer || !(s.removed || cc.closed) || len(cc.spareChans) >= maxSpareChans {
+		return
+	}
+	select {
+	case <-s.notify:
+	default:
+	}
+	cc.spareChans = append(cc.spareChans, s.notify)
+	s.notify = nil
 }
 
 func (s *stream) signal() {
@@ -148,6 +197,7 @@ func (b *body) Read(p []byte) (int, error) {
 	}()
 	for {
 		cc.mu.Lock()
+		s.waiting = false
 		if s.bodyClosed {
 			cc.mu.Unlock()
 			return 0, ErrBodyClosed
@@ -187,6 +237,8 @@ func (b *body) Read(p []byte) (int, error) {
 			cc.mu.Unlock()
 			return 0, io.EOF
 		}
+		s.waiting = true
+		notify := s.notify
 		cc.mu.Unlock()
 		var timeout <-chan time.Time
 		if s.idle > 0 {
@@ -198,7 +250,7 @@ func (b *body) Read(p []byte) (int, error) {
 			timeout = timer.C
 		}
 		select {
-		case <-s.notify:
+		case <-notify:
 		case <-s.ctxDone:
 			cc.cancel(s, errCtx(s))
 		case <-timeout:
@@ -225,6 +277,7 @@ func (b *body) Close() error {
 		s.data.release()
 	}
 	s.bodyClosed = true
+	cc.recycleLocked(s)
 	cc.mu.Unlock()
 	if !ok {
 		cc.fail(errCalm)
