@@ -77,8 +77,11 @@ func compile(name string) (*compiled, error) {
 
 // template prepares a header set: per-request fields become placeholders
 // (their recorded values are the page's, not this request's), except
-// sec-fetch-site whose recorded value is the default for the kind; a Cookie
-// placeholder is added where the browser puts the field.
+// sec-fetch-site whose recorded value is the default for the kind. A set
+// recorded with Cookie (the chrome, edge and firefox profiles: see
+// profile/testdata/recordings/*-flows.json) keeps its placeholder where the
+// browser sent it; a set without one gets a Cookie placeholder where
+// cookiePosition guesses.
 func template(p *profile.Profile, hs *profile.HeaderSet) headerTemplate {
 	t := headerTemplate{present: true}
 	for _, f := range hs.Header {
@@ -98,10 +101,12 @@ func template(p *profile.Profile, hs *profile.HeaderSet) headerTemplate {
 	return t
 }
 
-// cookiePosition is where the browser puts Cookie. Not recorded here yet
-// (the recordings carry no cookie): Chromium sends it right after
-// accept-language, Firefox before upgrade-insecure-requests or
-// sec-fetch-dest, as their source code orders request headers.
+// cookiePosition guesses where a browser puts Cookie, for header sets
+// recorded without it: only the profiles built from public facts (Safari,
+// OkHttp) need it now. The rule is the one the chrome and firefox
+// recordings show: Chromium sends Cookie right after accept-language,
+// Firefox before upgrade-insecure-requests or sec-fetch-dest; other
+// browsers are placed as Chromium.
 func cookiePosition(p *profile.Profile, h fields.Header) int {
 	if p.Browser == profile.Firefox {
 		for i, f := range h {

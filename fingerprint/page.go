@@ -33,6 +33,7 @@ import (
 //	                  /api/resume (at most 5 s), so that browsers that stop
 //	                  at load (Firefox --screenshot) still send the fetches.
 //	/app.js, /pixel.png, /sub-pixel.png, /favicon.ico   page resources.
+//	/flow/...         the cookie, fetch() POST and form flow (see FlowStart).
 //
 // The handler only works when served by the Server it came from (it finds
 // each request's connection record through the connection context).
@@ -52,6 +53,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("/api/resume", s.serveResume)
 	mux.HandleFunc("GET /api/wait.png", s.serveWait)
+	s.handleFlow(mux)
 	return s.count(mux)
 }
 

@@ -77,6 +77,8 @@ type Server struct {
 	closing  chan struct{} // closed by Close
 
 	pages, resumes atomic.Int64 // page and /api/resume requests served
+	flowPages      atomic.Int64 // /flow/ pages served
+	flowForms      atomic.Int64 // /flow/form submissions answered
 
 	pre    sync.WaitGroup // accept loop and per-connection setup goroutines
 	served sync.WaitGroup // connections handed to the http.Server

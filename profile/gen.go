@@ -74,6 +74,8 @@ func main() {
 	firefox := read("testdata/recordings/firefox-esr-153.json")
 	chromeExtra := readExtra("testdata/recordings/chromium-156-extra.json")
 	firefoxExtra := readExtra("testdata/recordings/firefox-esr-153-extra.json")
+	chromeFlows := readFlows("testdata/recordings/chromium-156-flows.json")
+	firefoxFlows := readFlows("testdata/recordings/firefox-esr-153-flows.json")
 
 	var out []*profile.Profile
 	base := fromRecording(chrome, profile.Chrome, 156, profile.LatestOpen)
@@ -81,10 +83,11 @@ func main() {
 	base.TLS.HelloHTTP1, base.TLS.HelloResumed = chromeExtra.hellos()
 	base.Headers = append(base.Headers, chromeExtra.h1Sets()...)
 	base.HTTP1.Recorded = true
+	addCookies(base, chromeFlows)
 	// Chrome picks its GREASE ECH payload length from these per connection
 	// (the shared recordings' README; the three recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json)"
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -130,9 +133,10 @@ func main() {
 	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json)"
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json)"
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
+	addCookies(ff, firefoxFlows)
 	out = append(out, ff)
 	// Firefox uses NSS and its own network stack on every desktop OS; only
 	// the user-agent's platform token differs.

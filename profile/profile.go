@@ -12,7 +12,7 @@
 // handshake is internal/tlsfp's job.
 package profile
 
-//go:generate go run gen.go gen_hello.go gen_public.go
+//go:generate go run gen.go gen_hello.go gen_public.go gen_flows.go
 
 import (
 	"embed"

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/guise-http/guise/internal/fields"
 )
 
 func TestNames(t *testing.T) {
@@ -189,12 +191,38 @@ func TestRecordedData(t *testing.T) {
 	if fe := ff.HeaderSet(Fetch, HTTP1); fe == nil || fe.Header[5].Name != "Referer" || fe.Header[6].Name != "Connection" {
 		t.Errorf("firefox fetch h1 set %+v", fe)
 	}
-	if sc := ff.HeaderSet(Subresource, HTTP1); sc == nil || sc.Header.Has("Priority") || !slices.Equal(sc.PerRequest, []string{"Host", "Referer", "Sec-Fetch-Site"}) {
+	if sc := ff.HeaderSet(Subresource, HTTP1); sc == nil || sc.Header.Has("Priority") || !slices.Equal(sc.PerRequest, []string{"Host", "Referer", "Cookie", "Sec-Fetch-Site"}) {
 		t.Errorf("firefox script h1 set %+v", sc)
 	}
 	sub := ff.HeaderSet(Subresource, H2)
-	if !slices.Equal(sub.PerRequest, []string{"referer", "sec-fetch-site"}) || sub.Header.Get("referer") != "" {
+	if !slices.Equal(sub.PerRequest, []string{"referer", "cookie", "sec-fetch-site"}) || sub.Header.Get("referer") != "" {
 		t.Errorf("firefox subresource per-request %q", sub.PerRequest)
+	}
+	// Recorded (testdata/recordings/*-flows.json): where Cookie goes.
+	ch, err := Lookup("chrome156-linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p           *Profile
+		kind        RequestKind
+		proto       Proto
+		after, name string
+	}{
+		{ff, Navigate, H2, "accept-encoding", "cookie"},
+		{ff, Fetch, H2, "referer", "cookie"},
+		{ff, Navigate, HTTP1, "Connection", "Cookie"},
+		{ff, Fetch, HTTP1, "Connection", "Cookie"},
+		{ch, Navigate, H2, "accept-language", "cookie"},
+		{ch, Image, H2, "accept-language", "cookie"},
+		{ch, Navigate, HTTP1, "Accept-Language", "Cookie"},
+		{ch, Subresource, HTTP1, "Accept-Language", "Cookie"},
+	} {
+		h := c.p.HeaderSet(c.kind, c.proto).Header
+		i := slices.IndexFunc(h, func(f fields.Field) bool { return f.Name == c.name })
+		if i < 1 || h[i-1].Name != c.after || h[i].Value != "" {
+			t.Errorf("%s %v %v: %s at %d in %v, want right after %s", c.p.Name, c.kind, c.proto, c.name, i, h, c.after)
+		}
 	}
 }
 

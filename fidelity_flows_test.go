@@ -1,0 +1,189 @@
+package guise
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/guise-http/guise/fingerprint"
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+// flowRecording is a real browser's visit of the echo server's flow pages,
+// as profile/testdata/record/flows.go wrote it.
+type flowRecording struct {
+	H2 []struct {
+		Method  string         `json:"method"`
+		Path    string         `json:"path"`
+		Headers []fields.Field `json:"headers"`
+	} `json:"h2"`
+	Heads []string `json:"http1_heads"`
+}
+
+// flowFiles maps the profiles with a flow recording to it.
+var flowFiles = map[string]string{
+	"chrome":  "profile/testdata/recordings/chromium-156-flows.json",
+	"firefox": "profile/testdata/recordings/firefox-esr-153-flows.json",
+}
+
+func readFlowRecording(t *testing.T, name string) *flowRecording {
+	t.Helper()
+	b, err := os.ReadFile(flowFiles[name])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f flowRecording
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// request returns the recorded fields of the browser's first method
+// request to path (HTTP/1.1: Host included).
+func (f *flowRecording) request(t *testing.T, h2 bool, method, path string) fields.Header {
+	t.Helper()
+	if h2 {
+		for _, q := range f.H2 {
+			if q.Method == method && q.Path == path {
+				return q.Headers
+			}
+		}
+	} else {
+		for _, head := range f.Heads {
+			q, err := fingerprint.ParseHTTP1Request([]byte(head))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.Method == method && q.Target == path {
+				return q.Header
+			}
+		}
+	}
+	t.Fatalf("the recording has no %s %s (h2 %v)", method, path, h2)
+	return nil
+}
+
+// flowCall is one request guise makes to the echo server's flow pages.
+type flowCall struct {
+	kind   profile.RequestKind
+	method string
+	path   string
+	header Header // the caller's fields
+	body   string
+}
+
+// sendFlows makes the calls, in order, on one Session of profile name with
+// the cookie guise_flow=1 in its jar, to a fresh echo server reached as
+// fp.test, over h2 (https) or HTTP/1.1 (plain http), every call but a
+// navigation with the flow page as its referrer. It returns the fields
+// the server received per call, in wire order and case.
+func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) []fields.Header {
+	t.Helper()
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.ListenAddr())
+	origin := "http://fp.test:" + port
+	if h2 {
+		origin = "https://fp.test:" + port
+	}
+	addr := srv.ListenAddr()
+	var d net.Dialer
+	s := &Session{Profile: name, RootCAs: srv.CertPool(), Transport: &Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}}}
+	defer s.Transport.Close()
+	u, _ := url.Parse(origin + "/")
+	s.Cookies().SetCookies(u, []string{fingerprint.FlowCookie + "; Path=/"})
+	for _, c := range calls {
+		req := &Request{Method: c.method, URL: origin + c.path, Kind: c.kind, Header: c.header}
+		if c.kind != profile.Navigate {
+			req.Referrer = origin + "/flow/"
+		}
+		if c.body != "" {
+			req.Body = strings.NewReader(c.body)
+		}
+		resp, err := s.Do(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resp.Bytes(); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{true: "HTTP/2.0", false: "HTTP/1.1"}[h2]; resp.Proto != want || resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s, want 200 %s", c.method, c.path, resp.StatusCode, resp.Proto, want)
+		}
+	}
+	s.Transport.Close()
+	srv.Close()
+	var got []fields.Header
+	for _, rec := range srv.Records() {
+		for _, q := range rec.HTTPRequests() {
+			got = append(got, q.Header)
+		}
+	}
+	if len(got) != len(calls) {
+		t.Fatalf("the server saw %d requests, guise sent %d", len(got), len(calls))
+	}
+	return got
+}
+
+func names(h fields.Header) []string {
+	out := make([]string, len(h))
+	for i, f := range h {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// sameOrder compares field names in order and case. Firefox leaves
+// Priority out for a script at the end of a page's body and sends it for
+// one in <head>: the flow recording has the first, the profile the
+// second, so a Priority on one side only is not a difference.
+func sameOrder(got, want []string) bool {
+	if slices.Contains(got, "priority") != slices.Contains(want, "priority") {
+		got = slices.DeleteFunc(slices.Clone(got), func(n string) bool { return n == "priority" })
+		want = slices.DeleteFunc(slices.Clone(want), func(n string) bool { return n == "priority" })
+	}
+	return slices.Equal(got, want)
+}
+
+// TestCookieOrderMatchesRecordings: a request whose session jar has a
+// cookie goes out with the header order the real browser sent when it had
+// one (profile/testdata/recordings/*-flows.json), Cookie at the recorded
+// place, for each request kind, over h2 and HTTP/1.1.
+func TestCookieOrderMatchesRecordings(t *testing.T) {
+	calls := []flowCall{
+		{kind: profile.Navigate, method: "GET", path: fingerprint.FlowNav},
+		{kind: profile.Subresource, method: "GET", path: "/flow/app.js"},
+		{kind: profile.Image, method: "GET", path: "/flow/img.png"},
+		{kind: profile.Fetch, method: "GET", path: "/flow/fetch"},
+	}
+	for _, name := range []string{"chrome", "firefox"} {
+		rec := readFlowRecording(t, name)
+		for _, h2 := range []bool{true, false} {
+			t.Run(name+map[bool]string{true: "/h2", false: "/h1"}[h2], func(t *testing.T) {
+				got := sendFlows(t, name, h2, calls)
+				for i, c := range calls {
+					want := names(rec.request(t, h2, c.method, c.path))
+					if g := names(got[i]); !sameOrder(g, want) {
+						t.Errorf("%v %s:\n got %v\nwant %v", c.kind, c.path, g, want)
+					}
+					if v := got[i].Get("cookie"); v != fingerprint.FlowCookie {
+						t.Errorf("%v %s: cookie %q, want %q", c.kind, c.path, v, fingerprint.FlowCookie)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package fingerprint
+
+import (
+	"context"
+	"net/http"
+)
+
+// The flow pages make a browser send the requests the main page does not:
+// requests that carry a cookie, fetch() POSTs and a form submission. A
+// visit starts at FlowStart:
+//
+//	/flow/start       sets the cookie FlowCookie and redirects (302) to
+//	                  /flow/, so that the browser's top-level navigation
+//	                  carries the cookie (still a browser-initiated
+//	                  navigation: sec-fetch-site none).
+//	/flow/            a page with an image (/flow/img.png), a script
+//	                  (/flow/app.js) and a form; the script sends a GET
+//	                  fetch() (/flow/fetch), a text/plain fetch() POST
+//	                  (/flow/post-text), an application/json fetch() POST
+//	                  (/flow/post-json), then submits the form
+//	                  (application/x-www-form-urlencoded POST, a navigation)
+//	                  to /flow/form.
+//	/flow/nav         a plain page: a browser that kept the cookie (a second
+//	                  run on the same profile) sends a typed navigation
+//	                  carrying it, without the redirect of /flow/start.
+//	/flow/wait.png    holds the page's load event until the form arrived
+//	                  (at most 5 s), for browsers that stop at load.
+const (
+	FlowStart  = "/flow/start"
+	FlowNav    = "/flow/nav"
+	FlowCookie = "guise_flow=1"
+)
+
+// Bodies the flow page's script and form send.
+const (
+	FlowTextBody = "hello"
+	FlowJSONBody = `{"a":1}`
+	FlowFormBody = "a=1&b=x+y"
+)
+
+const flowHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>guise flow</title></head><body>
+<img src="/flow/img.png" alt="" width="1" height="1">
+<img src="/flow/wait.png" alt="" width="1" height="1">
+<form id="f" method="post" action="/flow/form"><input type="hidden" name="a" value="1"><input type="hidden" name="b" value="x y"></form>
+<script src="/flow/app.js"></script>
+</body></html>
+`
+
+const flowScript = `(async function () {
+  async function step(url, opts) {
+    try { var r = await fetch(url, opts); await r.text(); } catch (e) {}
+  }
+  await step("/flow/fetch");
+  await step("/flow/post-text", {method: "POST", body: "hello"});
+  await step("/flow/post-json", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"a":1}'});
+  document.getElementById("f").submit();
+})();
+`
+
+const flowDoneHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>done</title></head><body>done</body></html>
+`
+
+// handleFlow registers the flow endpoints on mux.
+func (s *Server) handleFlow(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+FlowStart, func(w http.ResponseWriter, r *http.Request) {
+		c := FlowCookie + "; Path=/; Max-Age=3600; SameSite=Lax"
+		if r.TLS != nil {
+			c += "; Secure"
+		}
+		w.Header().Set("Set-Cookie", c)
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Location", "/flow/")
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.HandleFunc("GET /flow/{$}", func(w http.ResponseWriter, r *http.Request) {
+		s.flowPages.Add(1)
+		s.notify()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte(flowHTML))
+	})
+	mux.HandleFunc("GET /flow/app.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte(flowScript))
+	})
+	mux.HandleFunc("GET /flow/nav", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte(flowDoneHTML))
+	})
+	mux.HandleFunc("GET /flow/img.png", servePixel)
+	mux.HandleFunc("GET /flow/wait.png", s.serveFlowWait)
+	mux.HandleFunc("/flow/fetch", s.serveSmall)
+	mux.HandleFunc("/flow/post-text", s.serveSmall)
+	mux.HandleFunc("/flow/post-json", s.serveSmall)
+	mux.HandleFunc("POST /flow/form", func(w http.ResponseWriter, r *http.Request) {
+		s.flowForms.Add(1)
+		s.notify()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte(flowDoneHTML))
+	})
+}
+
+// serveFlowWait answers once every flow page served so far was followed
+// by its form submission, or after waitLimit.
+func (s *Server) serveFlowWait(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), waitLimit)
+	defer cancel()
+	for s.flowForms.Load() < s.flowPages.Load() {
+		ch := s.Changed()
+		if s.flowForms.Load() >= s.flowPages.Load() {
+			break
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+		if ctx.Err() != nil || s.isClosing() {
+			break
+		}
+	}
+	servePixel(w, r)
+}

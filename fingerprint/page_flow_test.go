@@ -1,0 +1,169 @@
+package fingerprint
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+// TestFlowPages walks the flow as a browser does: the start sets the
+// cookie and redirects to the page, which carries it; the page names its
+// script and form; the form is answered; and the wait image no longer
+// waits once the form came.
+func TestFlowPages(t *testing.T) {
+	s := startServer(t, nil)
+	base := "http://" + s.ListenAddr()
+	jar, _ := cookiejar.New(nil)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Jar: jar, Transport: tr, Timeout: 3 * time.Second}
+	get := func(method, path, body string) string {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(context.Background(), method, base+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d", method, path, resp.StatusCode)
+		}
+		return string(b)
+	}
+	page := get("GET", FlowStart, "")
+	for _, want := range []string{`src="/flow/app.js"`, `action="/flow/form"`, `src="/flow/wait.png"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the flow page lacks %s", want)
+		}
+	}
+	if js := get("GET", "/flow/app.js", ""); !strings.Contains(js, "/flow/post-json") || !strings.Contains(js, ".submit()") {
+		t.Errorf("the flow script does not POST and submit:\n%s", js)
+	}
+	get("POST", "/flow/form", FlowFormBody)
+	get("GET", "/flow/wait.png", "") // the client's 3 s timeout fails a wait of 5 s
+	tr.CloseIdleConnections()
+	var heads []string
+	for _, r := range s.Records() {
+		for _, q := range r.HTTPRequests() {
+			heads = append(heads, q.Method+" "+q.Target+" cookie="+fields.Header(q.Header).Get("cookie"))
+		}
+	}
+	want := []string{
+		"GET /flow/start cookie=",
+		"GET /flow/ cookie=" + FlowCookie,
+		"GET /flow/app.js cookie=" + FlowCookie,
+		"POST /flow/form cookie=" + FlowCookie,
+		"GET /flow/wait.png cookie=" + FlowCookie,
+	}
+	if !slices.Equal(heads, want) {
+		t.Errorf("requests\n got %q\nwant %q", heads, want)
+	}
+}
+
+// flowFile is the part of a *-flows.json recording these tests read.
+type flowFile struct {
+	H2 []struct {
+		Method  string         `json:"method"`
+		Path    string         `json:"path"`
+		Headers []fields.Field `json:"headers"`
+	} `json:"h2"`
+	Heads []string `json:"http1_heads"`
+}
+
+// recordedOrder returns the field names of the first method request to
+// path in the recording (HTTP/1.1 with Host), or nil.
+func (f *flowFile) recordedOrder(h2 bool, method, path string) []string {
+	var h []fields.Field
+	if h2 {
+		for _, q := range f.H2 {
+			if q.Method == method && q.Path == path {
+				h = q.Headers
+				break
+			}
+		}
+	} else {
+		for _, head := range f.Heads {
+			if q, err := ParseHTTP1Request([]byte(head)); err == nil && q.Method == method && q.Target == path {
+				h = q.Header
+				break
+			}
+		}
+	}
+	var out []string
+	for _, fl := range h {
+		out = append(out, fl.Name)
+	}
+	return out
+}
+
+// TestFlowRecordingsMatchProfiles: the Cookie position in the chrome and
+// firefox profiles is the one the browsers were recorded sending
+// (profile/testdata/recordings/*-flows.json): each recorded request that
+// carried the cookie lists the profile's fields in the profile's order,
+// Cookie included, for each kind over h2 and HTTP/1.1.
+func TestFlowRecordingsMatchProfiles(t *testing.T) {
+	for _, tc := range []struct{ profile, file string }{
+		{"chrome156-linux", "chromium-156-flows.json"},
+		{"firefox153-linux", "firefox-esr-153-flows.json"},
+	} {
+		b, err := os.ReadFile("../profile/testdata/recordings/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f flowFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.Lookup(tc.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+			for _, k := range []struct {
+				kind profile.RequestKind
+				path string
+			}{
+				{profile.Navigate, FlowNav},
+				{profile.Subresource, "/flow/app.js"},
+				{profile.Image, "/flow/img.png"},
+				{profile.Fetch, "/flow/fetch"},
+			} {
+				rec := f.recordedOrder(proto == profile.H2, "GET", k.path)
+				if !slices.ContainsFunc(rec, func(n string) bool { return fields.EqualFold(n, "cookie") }) {
+					t.Fatalf("%s %v %v: recorded request carries no cookie: %v", tc.profile, k.kind, proto, rec)
+				}
+				hs := p.HeaderSet(k.kind, proto)
+				var want []string
+				for _, fl := range hs.Header {
+					if fl.Value != "" || slices.Contains(rec, fl.Name) {
+						want = append(want, fl.Name)
+					}
+				}
+				// Firefox sends Priority for a script in <head> (the
+				// profile's recording) and not for one at the end of the
+				// body (the flow page's).
+				if slices.Contains(rec, "priority") != slices.Contains(want, "priority") {
+					rec = slices.DeleteFunc(rec, func(n string) bool { return n == "priority" })
+					want = slices.DeleteFunc(want, func(n string) bool { return n == "priority" })
+				}
+				if !slices.Equal(rec, want) {
+					t.Errorf("%s %v over %v:\nrecorded %v\n profile %v", tc.profile, k.kind, proto, rec, want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,147 @@
+//go:build ignore
+
+package main
+
+import (
+	"encoding/json"
+	"log"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+// flows is what profile/testdata/record/flows.go recorded on the echo
+// server's flow pages (fingerprint.FlowStart): requests carrying a cookie
+// the server set, fetch() POSTs and a form submission, over h2 and
+// HTTP/1.1.
+type flows struct {
+	H2 []struct {
+		Method  string         `json:"method"`
+		Path    string         `json:"path"`
+		Headers []fields.Field `json:"headers"`
+	} `json:"h2"`
+	Heads []string `json:"http1_heads"`
+}
+
+func readFlows(path string) *flows {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var f flows
+	if err := json.Unmarshal(b, &f); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	return &f
+}
+
+// request returns the recorded fields (pseudo-headers and Host left out
+// over h2; Host kept over HTTP/1.1, as the header sets have it) of the
+// first request to path over proto.
+func (f *flows) request(proto profile.Proto, method, path string) fields.Header {
+	if proto == profile.H2 {
+		for _, q := range f.H2 {
+			if q.Method == method && q.Path == path {
+				return q.Headers
+			}
+		}
+		log.Fatalf("flows: no h2 %s %s recorded", method, path)
+	}
+	for _, head := range f.Heads {
+		lines := strings.Split(strings.TrimSuffix(head, "\r\n\r\n"), "\r\n")
+		if lines[0] != method+" "+path+" HTTP/1.1" {
+			continue
+		}
+		var h fields.Header
+		for _, l := range lines[1:] {
+			name, value, ok := strings.Cut(l, ": ")
+			if !ok {
+				log.Fatalf("flows: bad header line %q", l)
+			}
+			h = append(h, fields.Field{Name: name, Value: value})
+		}
+		return h
+	}
+	log.Fatalf("flows: no HTTP/1.1 %s %s recorded", method, path)
+	return nil
+}
+
+// cookiePaths are the flow requests that show where a browser puts Cookie
+// for each request kind: a typed navigation (a second run that kept the
+// cookie), a script, an image and a GET fetch().
+var cookiePaths = []struct {
+	kind profile.RequestKind
+	path string
+}{
+	{profile.Navigate, "/flow/nav"},
+	{profile.Subresource, "/flow/app.js"},
+	{profile.Image, "/flow/img.png"},
+	{profile.Fetch, "/flow/fetch"},
+}
+
+// addCookies puts a Cookie placeholder (per-request, empty) into each of
+// p's recorded header sets where the browser sent Cookie in the flow
+// recording. The recorded request without its Cookie must list the set's
+// fields in the set's order (placeholders the request did not need, such
+// as a navigation's Referer, may be missing): a mismatch means the two
+// recordings disagree and stops the generator.
+func addCookies(p *profile.Profile, f *flows) {
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		for _, c := range cookiePaths {
+			hs := p.HeaderSet(c.kind, proto)
+			if hs == nil {
+				log.Fatalf("%v: no %v %v header set", p.Browser, c.kind, proto)
+			}
+			rec := f.request(proto, "GET", c.path)
+			at, name := -1, ""
+			var others []string
+			for i, fl := range rec {
+				if fields.EqualFold(fl.Name, "cookie") {
+					at, name = i, fl.Name
+					continue
+				}
+				others = append(others, fl.Name)
+			}
+			if at < 0 {
+				log.Fatalf("%v: %v %s over %v carried no cookie", p.Browser, c.kind, c.path, proto)
+			}
+			var set []string
+			for _, fl := range hs.Header {
+				if fl.Value != "" || containsName(others, fl.Name) {
+					set = append(set, fl.Name)
+				}
+			}
+			// Firefox leaves Priority out for a script at the end of the
+			// body (default urgency) and sends it for one in <head>; the
+			// recordings differ there only.
+			if containsName(set, "priority") != containsName(others, "priority") {
+				set = slices.DeleteFunc(set, func(n string) bool { return n == "priority" })
+				others = slices.DeleteFunc(others, func(n string) bool { return n == "priority" })
+			}
+			if strings.Join(set, ",") != strings.Join(others, ",") {
+				log.Fatalf("%v: %v over %v: flow recording %v, header set %v", p.Browser, c.kind, proto, others, set)
+			}
+			// Insert after the field the browser sent right before Cookie.
+			pos := 0
+			if at > 0 {
+				prev := rec[at-1].Name
+				for i, fl := range hs.Header {
+					if fl.Name == prev {
+						pos = i + 1
+					}
+				}
+			}
+			hs.Header = append(hs.Header[:pos], append(fields.Header{{Name: name}}, hs.Header[pos:]...)...)
+			var per []string
+			for _, fl := range hs.Header {
+				if fields.EqualFold(fl.Name, "cookie") || containsName(hs.PerRequest, fl.Name) {
+					per = append(per, fl.Name)
+				}
+			}
+			hs.PerRequest = per
+		}
+	}
+}

@@ -1,0 +1,223 @@
+//go:build ignore
+
+// flows records what a real browser sends on the echo server's flow pages
+// (fingerprint.FlowStart): a top-level navigation, an image, a script and a
+// fetch() that carry a cookie the server set, a text/plain and an
+// application/json fetch() POST, and a form submission (a navigation POST),
+// over HTTP/2 and over HTTP/1.1. It starts the echo server on 127.0.0.1,
+// runs the headless browser against https://fp.test:PORT/flow/start and
+// then, on the same browser profile (which kept the cookie),
+// https://fp.test:PORT/flow/nav, over h2 and then HTTP/1.1 only, with
+// fp.test mapped to 127.0.0.1, and
+// writes the requests to the flow pages, in arrival order, as JSON: HTTP/2
+// requests decoded from the HEADERS frames (pseudo-header order, fields in
+// order), HTTP/1.1 heads raw.
+//
+//	go run ./profile/testdata/record/flows.go -browser chromium -out profile/testdata/recordings/chromium-156-flows.json
+//	go run ./profile/testdata/record/flows.go -browser firefox-esr -out profile/testdata/recordings/firefox-esr-153-flows.json
+//
+// Firefox needs certutil (libnss3-tools) to trust the server's CA.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/guise-http/guise/fingerprint"
+)
+
+type field struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type h2Request struct {
+	Method      string   `json:"method"`
+	Path        string   `json:"path"`
+	PseudoOrder []string `json:"pseudo_order"`
+	Headers     []field  `json:"headers"`
+}
+
+type output struct {
+	Browser string      `json:"browser"`
+	How     string      `json:"how"`
+	H2      []h2Request `json:"h2"`
+	HTTP1   []string    `json:"http1_heads"`
+}
+
+func main() {
+	log.SetFlags(0)
+	browser := flag.String("browser", "chromium", "chromium or firefox-esr")
+	out := flag.String("out", "", "output JSON file")
+	flag.Parse()
+	if *out == "" {
+		log.Fatal("-out is required")
+	}
+	bin, err := exec.LookPath(*browser)
+	if err != nil {
+		log.Fatal(err)
+	}
+	version, _ := exec.Command(bin, "--version").Output()
+
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	_, port, _ := strings.Cut(srv.ListenAddr(), ":")
+	origin := "https://fp.test:" + port
+	dir, err := os.MkdirTemp("", "guise-flows-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	var how string
+	switch filepath.Base(*browser) {
+	case "chromium":
+		how = "profile/testdata/record/flows.go -browser chromium: the echo server (fingerprint.Server) on 127.0.0.1, then `chromium " + strings.Join(chromiumArgs("$D"), " ") + " https://fp.test:PORT" + fingerprint.FlowStart + "`, then the same with the URL https://fp.test:PORT" + fingerprint.FlowNav + " (same user data dir $D, so the cookie is kept); both again with a new $D and --disable-http2 added"
+		for _, h1 := range []bool{false, true} {
+			args := chromiumArgs(filepath.Join(dir, fmt.Sprint("chromium-", h1)))
+			if h1 {
+				args = append(args, "--disable-http2")
+			}
+			for _, path := range []string{fingerprint.FlowStart, fingerprint.FlowNav} {
+				run(bin, nil, append(args, origin+path)...)
+			}
+		}
+	case "firefox-esr":
+		how = "profile/testdata/record/flows.go -browser firefox-esr: the echo server (fingerprint.Server) on 127.0.0.1, then, per run, a fresh profile dir $P trusting the server's CA (certutil -N -d sql:$P --empty-password; certutil -A -n guise-echo -t C,, -i ca.pem -d sql:$P), a user.js with network.dns.localDomains \"fp.test\", telemetry, updates, safebrowsing and captive portal off, every other host to a closed proxy port, and `HOME=$DIR firefox-esr --headless --no-remote --profile $P --screenshot shot.png https://fp.test:PORT" + fingerprint.FlowStart + "`, then the same with the URL https://fp.test:PORT" + fingerprint.FlowNav + " (same profile, so the cookie is kept); both again with a new profile whose user.js adds user_pref(\"network.http.http2.enabled\", false)"
+		ca := filepath.Join(dir, "ca.pem")
+		if err := os.WriteFile(ca, srv.CAPEM(), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		for _, h1 := range []bool{false, true} {
+			prof := filepath.Join(dir, fmt.Sprint("ff-", h1))
+			if err := os.Mkdir(prof, 0o755); err != nil {
+				log.Fatal(err)
+			}
+			for _, a := range [][]string{
+				{"-N", "-d", "sql:" + prof, "--empty-password"},
+				{"-A", "-n", "guise-echo", "-t", "C,,", "-i", ca, "-d", "sql:" + prof},
+			} {
+				if o, err := exec.Command("certutil", a...).CombinedOutput(); err != nil {
+					log.Fatalf("certutil %v: %v\n%s", a, err, o)
+				}
+			}
+			prefs := firefoxPrefs
+			if h1 {
+				prefs += `user_pref("network.http.http2.enabled", false);` + "\n"
+			}
+			if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(prefs), 0o644); err != nil {
+				log.Fatal(err)
+			}
+			for _, path := range []string{fingerprint.FlowStart, fingerprint.FlowNav} {
+				run(bin, []string{"HOME=" + dir}, "--headless", "--no-remote", "--profile", prof,
+					"--screenshot", filepath.Join(dir, "shot.png"), origin+path)
+			}
+		}
+	default:
+		log.Fatalf("unknown browser %q", *browser)
+	}
+	srv.Close()
+
+	o := output{Browser: "Debian " + strings.TrimSpace(string(version)) + " (headless), loopback, " + time.Now().UTC().Format("2006-01-02"), How: how}
+	for _, rec := range srv.Records() {
+		switch rec.Protocol {
+		case fingerprint.ProtoH2:
+			h, _ := rec.HTTP2()
+			if h == nil {
+				continue
+			}
+			for _, q := range h.Requests {
+				if q.Trailer || !strings.HasPrefix(q.Path(), "/flow/") {
+					continue
+				}
+				r := h2Request{Method: q.Method(), Path: q.Path(), PseudoOrder: q.PseudoOrder}
+				for _, f := range q.Header {
+					if !strings.HasPrefix(f.Name, ":") {
+						r.Headers = append(r.Headers, field{f.Name, f.Value})
+					}
+				}
+				o.H2 = append(o.H2, r)
+			}
+		case fingerprint.ProtoHTTP1:
+			for _, head := range rec.HTTP1Heads() {
+				if bytes.Contains(head[:bytes.IndexByte(head, '\n')+1], []byte(" /flow/")) {
+					o.HTTP1 = append(o.HTTP1, string(head))
+				}
+			}
+		}
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "%d h2 requests, %d HTTP/1.1 heads\n", len(o.H2), len(o.HTTP1))
+}
+
+func chromiumArgs(userDir string) []string {
+	return []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--disable-domain-reliability", "--no-default-browser-check",
+		"--ignore-certificate-errors", "--user-data-dir=" + userDir,
+		"--host-resolver-rules=MAP fp.test 127.0.0.1, MAP * ~NOTFOUND",
+		"--virtual-time-budget=5000", "--dump-dom",
+	}
+}
+
+// run runs a browser to completion, at most a minute, in its own process
+// group.
+func run(bin string, env []string, args ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		log.Printf("%s: %v (tolerated)", filepath.Base(bin), err)
+	}
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+const firefoxPrefs = `user_pref("network.dns.localDomains", "fp.test");
+user_pref("toolkit.telemetry.enabled", false);
+user_pref("datareporting.healthreport.uploadEnabled", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("app.update.enabled", false);
+user_pref("app.update.auto", false);
+user_pref("browser.safebrowsing.malware.enabled", false);
+user_pref("browser.safebrowsing.phishing.enabled", false);
+user_pref("browser.safebrowsing.downloads.enabled", false);
+user_pref("network.captive-portal-service.enabled", false);
+user_pref("network.connectivity-service.enabled", false);
+user_pref("network.trr.mode", 5);
+user_pref("network.dns.native_https_query", false);
+user_pref("network.proxy.type", 1);
+user_pref("network.proxy.http", "127.0.0.1");
+user_pref("network.proxy.http_port", 9);
+user_pref("network.proxy.ssl", "127.0.0.1");
+user_pref("network.proxy.ssl_port", 9);
+user_pref("network.proxy.no_proxies_on", "fp.test, .fp.test, localhost, 127.0.0.1");
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("extensions.update.enabled", false);
+`
