@@ -45,7 +45,7 @@ func TestCompileCorrupt(t *testing.T) {
 				return
 			}
 			a, b := net.Pipe()
-			if uc, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tpl, 152, "corrupt"); err == nil {
+			if uc, _, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tpl, 152, "corrupt"); err == nil {
 				_ = uc.BuildHandshakeState()
 			}
 			a.Close()
@@ -74,7 +74,7 @@ func tryCompile(data []byte, shuffle bool) error {
 			continue
 		}
 		a, b := net.Pipe()
-		if uc, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tt, 152, "mutant"); err == nil {
+		if uc, _, err := applyTemplate(a, &utls.Config{ServerName: "fp.test", Rand: rand.Reader, InsecureSkipVerify: true}, tt, 152, "mutant"); err == nil {
 			_ = uc.BuildHandshakeState()
 		}
 		a.Close()

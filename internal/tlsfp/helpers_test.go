@@ -220,7 +220,7 @@ func buildHello(t testing.TB, serverName string, cfg *Config) []byte {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	uc, err := newConn(a, serverName, cfg)
+	uc, _, err := newConn(a, serverName, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

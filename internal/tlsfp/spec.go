@@ -32,6 +32,9 @@ type template struct {
 	ech     *echShape // nil: no ECH GREASE
 	// tls13 reports whether the hello offers TLS 1.3 (and so a PSK).
 	tls13 bool
+	// reuseX25519: the X25519 share carries the X25519 half of the
+	// X25519MLKEM768 share (Firefox), read off the recording.
+	reuseX25519 bool
 }
 
 // echShape is the recorded GREASE ECH extension, minus its random parts.
@@ -47,6 +50,10 @@ type echShape struct {
 	// 152-byte PSK extension.
 	grows bool
 	base  int
+	// x25519Enc: the browser fills the encapsulated key with a real X25519
+	// public key (BoringSSL makes a key pair for its GREASE ECH), so its
+	// top bit is always clear; NSS fills it with random bytes.
+	x25519Enc bool
 }
 
 // echBlock is the block an inner hello is padded to (NSS pads the encoded
@@ -150,7 +157,7 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 	if err := checkExtensions(hello); err != nil {
 		return nil, fmt.Errorf("tlsfp: profile %s: recorded hello: %w", p.Name, err)
 	}
-	t := &template{spec: *spec, shuffle: p.TLS.ShuffleExtensions}
+	t := &template{spec: *spec, shuffle: p.TLS.ShuffleExtensions, reuseX25519: reusesX25519(hello)}
 	hasPSK := false
 	for i, e := range t.spec.Extensions {
 		if _, ok := e.(utls.PreSharedKeyExtension); ok && i != len(t.spec.Extensions)-1 {
@@ -166,6 +173,7 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 			if err != nil {
 				return nil, fmt.Errorf("tlsfp: profile %s: %w", p.Name, err)
 			}
+			shape.x25519Enc = (p.Browser == profile.Chrome || p.Browser == profile.Edge) && shape.encLen == 32
 			t.ech = shape
 		case utls.PreSharedKeyExtension:
 			if !resumed {
@@ -465,6 +473,9 @@ func (s *echShape) generic(g *rng, pskLen int) *utls.GenericExtension {
 	g.read(b[5:6]) // config id
 	b[6], b[7] = byte(s.encLen>>8), byte(s.encLen)
 	g.read(b[8 : 8+s.encLen])
+	if s.x25519Enc {
+		b[8+s.encLen-1] &= 0x7f // an X25519 public key is below 2^255 (little-endian)
+	}
 	p := b[8+s.encLen:]
 	p[0], p[1] = byte(n>>8), byte(n)
 	g.read(p[2:])

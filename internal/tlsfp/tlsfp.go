@@ -124,12 +124,18 @@ type State struct {
 // can test with errors.Is and errors.As), or a configuration error before
 // anything was sent.
 func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config) (net.Conn, State, error) {
-	uc, err := newConn(nc, serverName, cfg)
+	uc, hc, err := newConn(nc, serverName, cfg)
 	if err != nil {
 		nc.Close()
 		return nil, State{}, err
 	}
-	if err := uc.HandshakeContext(ctx); err != nil {
+	err = runHandshake(ctx, uc, nc)
+	// Send what the handshake left held: its last flight, or the alert it
+	// ended with.
+	if ferr := hc.done(); err == nil {
+		err = ferr
+	}
+	if err != nil {
 		nc.Close()
 		return nil, State{}, classify(ctx, err, serverName)
 	}
@@ -151,19 +157,41 @@ func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config)
 	return uc, st, nil
 }
 
-// newConn prepares a uTLS client with this connection's hello applied.
-func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, error) {
+// runHandshake runs uc's handshake over nc, bounded by ctx. uTLS given a
+// context that can end starts a goroutine per handshake to watch it, and
+// waits for that goroutine at the end (two goroutine switches, and often an
+// idle thread woken, per connection); a context.AfterFunc does the same
+// job, closing nc when ctx ends, and costs nothing unless it fires.
+func runHandshake(ctx context.Context, uc *utls.UConn, nc net.Conn) error {
+	if ctx.Done() == nil {
+		return uc.HandshakeContext(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	err := uc.HandshakeContext(context.Background())
+	if !stop() && err == nil {
+		// ctx ended just as the handshake completed: nc is being closed.
+		err = ctx.Err()
+	}
+	return err
+}
+
+// newConn prepares a uTLS client with this connection's hello applied,
+// running over a handshakeConn around nc.
+func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, *handshakeConn, error) {
 	if cfg == nil || cfg.Profile == nil {
-		return nil, errors.New("tlsfp: config has no profile")
+		return nil, nil, errors.New("tlsfp: config has no profile")
 	}
 	t, err := compiled(cfg.Profile, cfg.ALPN)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	roots := cfg.RootCAs
 	if roots == nil && !cfg.InsecureSkipVerify {
 		if roots, err = TrustPool(cfg.TrustStore); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	r := cfg.Rand
@@ -195,19 +223,48 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, error) {
 	return applyTemplate(nc, ucfg, tpl, pskLen, cfg.Profile.Name)
 }
 
-// applyTemplate builds this connection's hello from tpl and applies it to a
-// new uTLS client.
-func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, pskLen int, name string) (*utls.UConn, error) {
+// applyTemplate builds this connection's hello from tpl, with its key
+// shares, and applies it to a new uTLS client over a handshakeConn.
+func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, pskLen int, name string) (*utls.UConn, *handshakeConn, error) {
 	g := newRNG(ucfg.Rand)
 	spec := tpl.build(g, ucfg.ServerName, pskLen)
 	if g.err != nil {
-		return nil, g.err
+		return nil, nil, g.err
 	}
-	uc := utls.UClient(nc, ucfg, utls.HelloCustom)
+	var keys *keySet
+	if ks := keyShareExtension(spec); ks != nil {
+		var err error
+		if keys, err = makeKeyShares(ks, ucfg.Rand, tpl.reuseX25519); err != nil {
+			return nil, nil, fmt.Errorf("tlsfp: profile %s: %w", name, err)
+		}
+	}
+	hc := newHandshakeConn(nc)
+	uc := utls.UClient(hc, ucfg, utls.HelloCustom)
 	if err := uc.ApplyPreset(spec); err != nil {
-		return nil, fmt.Errorf("tlsfp: profile %s: applying the hello: %w", name, err)
+		return nil, nil, fmt.Errorf("tlsfp: profile %s: applying the hello: %w", name, err)
 	}
-	return uc, nil
+	if keys != nil {
+		uc.HandshakeState.State13.KeyShareKeys = keys.public()
+		if keys.n > 1 {
+			// uTLS takes one classic key: hand it the one the server picks.
+			hc.watchHello(func(group uint16) {
+				if key := keys.forGroup(utls.CurveID(group)); key != nil {
+					uc.HandshakeState.State13.KeyShareKeys.Ecdhe = key
+				}
+			})
+		}
+	}
+	return uc, hc, nil
+}
+
+// keyShareExtension returns spec's key_share extension, or nil.
+func keyShareExtension(spec *utls.ClientHelloSpec) *utls.KeyShareExtension {
+	for _, e := range spec.Extensions {
+		if ks, ok := e.(*utls.KeyShareExtension); ok {
+			return ks
+		}
+	}
+	return nil
 }
 
 // scopeKey names everything a ticket's validity depends on besides the

@@ -1,0 +1,178 @@
+package tlsfp
+
+import (
+	"net"
+	"sync"
+)
+
+// handshakeConn is the net.Conn a uTLS client runs over. During the
+// handshake it does two things; afterwards it only passes calls through.
+//
+//   - It holds back writes until the next read (or the handshake's end), so
+//     that a flight of several records leaves in one write, as BoringSSL
+//     and NSS send a flight: after a HelloRetryRequest uTLS writes the
+//     dummy change_cipher_spec and the second ClientHello separately. The
+//     bytes sent are the same; the server gets one segment instead of two.
+//   - It watches the server's first record and, if it is a ServerHello (not
+//     a HelloRetryRequest), reports the group of its key share to onGroup
+//     before uTLS reads it.
+//
+// inHandshake is set and cleared only by the goroutine running the
+// handshake, before the connection is handed to anyone else, so the
+// post-handshake readers and writers see it without synchronisation.
+type handshakeConn struct {
+	net.Conn
+	inHandshake bool
+	out         *[]byte // held writes
+	head        []byte  // the server's first record, while incomplete
+	watching    bool
+	onGroup     func(group uint16)
+}
+
+// maxRecord is the largest record watch collects: a TLS record's largest
+// ciphertext and its header.
+const maxRecord = 5 + 16384 + 2048
+
+// maxHeld bounds what is held back; a ClientHello is about 2 KiB.
+const maxHeld = 16 << 10
+
+var heldPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func newHandshakeConn(nc net.Conn) *handshakeConn {
+	return &handshakeConn{Conn: nc, inHandshake: true}
+}
+
+// watchHello asks for onGroup to be called with the ServerHello's key
+// share group, from the Read that completes the record.
+func (c *handshakeConn) watchHello(onGroup func(group uint16)) {
+	c.watching, c.onGroup = true, onGroup
+}
+
+// Write holds p during the handshake and writes it through afterwards.
+func (c *handshakeConn) Write(p []byte) (int, error) {
+	if !c.inHandshake {
+		return c.Conn.Write(p)
+	}
+	if c.out == nil {
+		c.out = heldPool.Get().(*[]byte)
+	}
+	if len(*c.out)+len(p) > maxHeld {
+		if err := c.flush(); err != nil {
+			return 0, err
+		}
+		return c.Conn.Write(p)
+	}
+	*c.out = append(*c.out, p...)
+	return len(p), nil
+}
+
+// Read sends what is held, then reads; during the handshake it watches
+// for the ServerHello.
+func (c *handshakeConn) Read(p []byte) (int, error) {
+	if !c.inHandshake {
+		return c.Conn.Read(p)
+	}
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	if c.watching && n > 0 {
+		c.watch(p[:n])
+	}
+	return n, err
+}
+
+// flush writes what is held.
+func (c *handshakeConn) flush() error {
+	if c.out == nil || len(*c.out) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(*c.out)
+	*c.out = (*c.out)[:0]
+	return err
+}
+
+// done ends the handshake mode: what is held is written (the last flight,
+// or an alert after a failure) and the buffers are released.
+func (c *handshakeConn) done() error {
+	err := c.flush()
+	if c.out != nil {
+		if cap(*c.out) <= maxHeld {
+			heldPool.Put(c.out)
+		}
+		c.out = nil
+	}
+	c.inHandshake, c.watching, c.head, c.onGroup = false, false, nil, nil
+	return err
+}
+
+// watch collects the server's first record and, once it is complete,
+// reports the ServerHello's key share group.
+func (c *handshakeConn) watch(b []byte) {
+	const hdr = 5
+	if len(c.head) == 0 && len(b) >= hdr {
+		if n := hdr + (int(b[3])<<8 | int(b[4])); len(b) >= n {
+			c.report(b[:n]) // the usual case: the whole record in one read
+			return
+		}
+	}
+	if len(c.head)+len(b) > maxRecord {
+		c.watching, c.head = false, nil // not a record uTLS accepts either
+		return
+	}
+	c.head = append(c.head, b...)
+	if len(c.head) < hdr {
+		return
+	}
+	if n := hdr + (int(c.head[3])<<8 | int(c.head[4])); len(c.head) >= n {
+		c.report(c.head[:n])
+	}
+}
+
+func (c *handshakeConn) report(record []byte) {
+	c.watching, c.head = false, nil
+	if g, ok := serverHelloGroup(record); ok {
+		c.onGroup(g)
+	}
+}
+
+// serverHelloGroup returns the group of the key share in a ServerHello
+// record. It returns false for anything else, a HelloRetryRequest (whose
+// key_share names a group but carries no key) included.
+func serverHelloGroup(rec []byte) (uint16, bool) {
+	// record header; handshake type and length; version; random.
+	const fixed = 5 + 4 + 2 + 32
+	if len(rec) < fixed+1 || rec[0] != 0x16 || rec[5] != 2 {
+		return 0, false
+	}
+	b := rec[fixed:]
+	b = skipN(b, 1+int(b[0])) // session id
+	b = skipN(b, 2+1)         // cipher suite, compression
+	if len(b) < 2 {
+		return 0, false
+	}
+	b = b[2:]
+	for len(b) >= 4 {
+		typ := uint16(b[0])<<8 | uint16(b[1])
+		n := int(b[2])<<8 | int(b[3])
+		if len(b) < 4+n {
+			return 0, false
+		}
+		if typ == 51 {
+			body := b[4 : 4+n]
+			if len(body) < 4 { // a HelloRetryRequest's selected_group only
+				return 0, false
+			}
+			return uint16(body[0])<<8 | uint16(body[1]), true
+		}
+		b = b[4+n:]
+	}
+	return 0, false
+}
+
+func skipN(b []byte, n int) []byte {
+	if n > len(b) {
+		return nil
+	}
+	return b[n:]
+}

@@ -1,0 +1,113 @@
+package tlsfp
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"net"
+	"testing"
+)
+
+// serverHelloRecord captures the first record a crypto/tls server sends
+// to hello (a ServerHello or a HelloRetryRequest).
+func serverHelloRecord(t testing.TB, hello []byte, groups []tls.CurveID) []byte {
+	t.Helper()
+	a, b := net.Pipe()
+	defer a.Close()
+	cfg := &tls.Config{Certificates: []tls.Certificate{testCerts(t).leaf}, CurvePreferences: groups}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tls.Server(b, cfg).Handshake()
+		b.Close()
+	}()
+	go a.Write(hello)
+	rec, err := readRecord(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	<-done
+	return rec
+}
+
+// TestServerHelloGroup reads the group from real ServerHellos, and none
+// from a HelloRetryRequest.
+func TestServerHelloGroup(t *testing.T) {
+	hello := buildHello(t, "fp.test", &Config{Profile: lookup(t, "firefox")})
+	for _, g := range []tls.CurveID{tls.X25519MLKEM768, tls.X25519, tls.CurveP256} {
+		rec := serverHelloRecord(t, hello, []tls.CurveID{g})
+		if got, ok := serverHelloGroup(rec); !ok || got != uint16(g) {
+			t.Errorf("server picked %v: read %d, %v", g, got, ok)
+		}
+	}
+	hrr := serverHelloRecord(t, hello, []tls.CurveID{tls.CurveP384}) // no share offered
+	if got, ok := serverHelloGroup(hrr); ok {
+		t.Errorf("a HelloRetryRequest reported group %d", got)
+	}
+}
+
+// chunkConn returns the data it holds in reads of at most n bytes.
+type chunkConn struct {
+	net.Conn
+	r io.Reader
+	n int
+}
+
+func (c *chunkConn) Read(p []byte) (int, error) {
+	if len(p) > c.n {
+		p = p[:c.n]
+	}
+	return c.r.Read(p)
+}
+
+// TestWatchSplitReads: the ServerHello is found however the reads split
+// it, and reported once.
+func TestWatchSplitReads(t *testing.T) {
+	hello := buildHello(t, "fp.test", &Config{Profile: lookup(t, "firefox")})
+	rec := serverHelloRecord(t, hello, []tls.CurveID{tls.CurveP256})
+	stream := append(append([]byte(nil), rec...), rec...) // a second record follows
+	for _, n := range []int{1, 3, 5, 6, 64, len(rec) - 1, len(rec), len(stream)} {
+		hc := newHandshakeConn(&chunkConn{r: bytes.NewReader(stream), n: n})
+		var got []uint16
+		hc.watchHello(func(g uint16) { got = append(got, g) })
+		out, err := io.ReadAll(hc)
+		if err != nil || !bytes.Equal(out, stream) {
+			t.Fatalf("reads of %d: %v, %d bytes", n, err, len(out))
+		}
+		if len(got) != 1 || got[0] != uint16(tls.CurveP256) {
+			t.Errorf("reads of %d: reported %v", n, got)
+		}
+	}
+}
+
+// FuzzServerHelloGroup: any bytes, in any split, neither panic nor report
+// a group that is not in the record.
+func FuzzServerHelloGroup(f *testing.F) {
+	hello := buildHello(f, "fp.test", &Config{Profile: lookup(f, "firefox")})
+	for _, g := range []tls.CurveID{tls.X25519MLKEM768, tls.CurveP256, tls.CurveP384} {
+		f.Add(serverHelloRecord(f, hello, []tls.CurveID{g}), 7)
+	}
+	f.Add([]byte{0x16, 3, 3, 0, 1, 2}, 1)
+	f.Fuzz(func(t *testing.T, rec []byte, split int) {
+		if g, ok := serverHelloGroup(rec); ok && !bytes.Contains(rec, []byte{0, 51}) {
+			t.Fatalf("group %d from a record without a key_share", g)
+		}
+		// watch reports what a direct parse of the complete first record
+		// says, once, however the reads split it.
+		var want uint16
+		wantOK := false
+		if len(rec) >= 5 {
+			if n := 5 + (int(rec[3])<<8 | int(rec[4])); n <= len(rec) && n <= maxRecord {
+				want, wantOK = serverHelloGroup(rec[:n])
+			}
+		}
+		hc := newHandshakeConn(&chunkConn{r: bytes.NewReader(rec), n: int(uint(split)%64) + 1})
+		calls, got := 0, uint16(0)
+		hc.watchHello(func(g uint16) { calls, got = calls+1, g })
+		io.ReadAll(hc)
+		if wantOK && (calls != 1 || got != want) || !wantOK && calls != 0 {
+			t.Fatalf("watch reported %d times (last %d); direct parse %d, %v", calls, got, want, wantOK)
+		}
+	})
+}
