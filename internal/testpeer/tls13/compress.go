@@ -2,7 +2,6 @@ package tls13
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 
 	"github.com/andybalholm/brotli"
@@ -52,9 +51,13 @@ const (
 	// FaultLengthHuge declares the largest length the field holds,
 	// 2^24-1 bytes.
 	FaultLengthHuge
+	// FaultTrailingData compresses the Certificate message followed by 16
+	// more bytes, and declares the length of the message alone: the
+	// payload decompresses to more than uncompressed_length.
+	FaultTrailingData
 )
 
-var faultNames = [...]string{"none", "corrupt payload", "length too long", "length too short", "length 2^24-1"}
+var faultNames = [...]string{"none", "corrupt payload", "length too long", "length too short", "length 2^24-1", "trailing data"}
 
 // String names the fault.
 func (f Fault) String() string {
@@ -64,7 +67,9 @@ func (f Fault) String() string {
 	return "Fault(" + strconv.Itoa(int(f)) + ")"
 }
 
-// compress returns data compressed with a.
+// compress returns data compressed with a. An algorithm this server does
+// not implement "compresses" to data itself, so that a test can send any
+// code point.
 func compress(a Algorithm, data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	switch a {
@@ -80,7 +85,9 @@ func compress(a Algorithm, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	case Brotli:
-		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
+		// A 64 KiB window: the default sizes the encoder's tables for 4
+		// MiB (32 MB of allocation per certificate).
+		w := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: 16})
 		if _, err := w.Write(data); err != nil {
 			return nil, err
 		}
@@ -98,7 +105,7 @@ func compress(a Algorithm, data []byte) ([]byte, error) {
 		}
 		return out, nil
 	default:
-		return nil, fmt.Errorf("tls13: no compressor for %v", a)
+		return bytes.Clone(data), nil
 	}
 	return buf.Bytes(), nil
 }
@@ -107,7 +114,11 @@ func compress(a Algorithm, data []byte) ([]byte, error) {
 // 4), header included, carrying body (a Certificate message's body)
 // compressed with a, with fault applied.
 func compressedCertificate(a Algorithm, body []byte, fault Fault) ([]byte, error) {
-	payload, err := compress(a, body)
+	plain := body
+	if fault == FaultTrailingData {
+		plain = append(bytes.Clone(body), "sixteen bytes..."...)
+	}
+	payload, err := compress(a, plain)
 	if err != nil {
 		return nil, err
 	}

@@ -219,7 +219,25 @@ func encryptedExtensions(alpn []string) []byte {
 
 // certificateMessage returns the server's Certificate message, or its
 // CompressedCertificate form and the algorithm used (0: uncompressed).
+// Each form is built once per Server.
 func (s *Server) certificateMessage(ch *clientHello) ([]byte, Algorithm, error) {
+	alg := s.cfg.Algorithm
+	if alg == 0 {
+		for _, a := range ch.certAlgs {
+			if a == Zlib || a == Brotli || a == Zstd {
+				alg = a
+				break
+			}
+		}
+	}
+	if s.cfg.Uncompressed {
+		alg = 0
+	}
+	s.certMu.Lock()
+	defer s.certMu.Unlock()
+	if m, ok := s.certs[alg]; ok {
+		return m, alg, nil
+	}
 	// Certificate (RFC 8446 4.4.2): an empty certificate_request_context,
 	// then certificate_list<0..2^24-1> of CertificateEntry {cert_data
 	// <1..2^24-1>; extensions<0..2^16-1>}.
@@ -231,21 +249,18 @@ func (s *Server) certificateMessage(ch *clientHello) ([]byte, Algorithm, error) 
 	}
 	body := appendU24([]byte{0}, len(list))
 	body = append(body, list...)
-
-	alg := s.cfg.Algorithm
-	if alg == 0 {
-		for _, a := range ch.certAlgs {
-			if a == Zlib || a == Brotli || a == Zstd {
-				alg = a
-				break
-			}
+	m := append(appendHeader(nil, msgCertificate, len(body)), body...)
+	if alg != 0 {
+		var err error
+		if m, err = compressedCertificate(alg, body, s.cfg.Fault); err != nil {
+			return nil, 0, err
 		}
 	}
-	if s.cfg.Uncompressed || alg == 0 {
-		return append(appendHeader(nil, msgCertificate, len(body)), body...), 0, nil
+	if s.certs == nil {
+		s.certs = map[Algorithm][]byte{}
 	}
-	m, err := compressedCertificate(alg, body, s.cfg.Fault)
-	return m, alg, err
+	s.certs[alg] = m
+	return m, alg, nil
 }
 
 // certificateVerify signs the transcript hash through the certificate with

@@ -31,7 +31,8 @@ type Config struct {
 	Identity *Identity
 	// Algorithm forces the certificate compression algorithm, whether the
 	// client offered it or not (to test that a client refuses what it did
-	// not offer). Zero means the first algorithm of the client's
+	// not offer). A code point this server does not implement labels the
+	// uncompressed message. Zero means the first algorithm of the client's
 	// compress_certificate list that this server implements (Zlib, Brotli,
 	// Zstd), or none if there is no such algorithm.
 	Algorithm Algorithm
@@ -79,6 +80,9 @@ type Server struct {
 	wg  sync.WaitGroup
 
 	compressed atomic.Int64
+
+	certMu sync.Mutex
+	certs  map[Algorithm][]byte // certificate messages built so far, by algorithm (0: uncompressed)
 
 	mu      sync.Mutex
 	closed  bool

@@ -176,7 +176,7 @@ func decompress(t *testing.T, a Algorithm, p []byte) []byte {
 func TestCompressedCertificateMessage(t *testing.T) {
 	body := bytes.Repeat([]byte("certificate body "), 100)
 	for _, a := range []Algorithm{Zlib, Brotli, Zstd} {
-		for _, f := range []Fault{FaultNone, FaultCorrupt, FaultLengthLong, FaultLengthShort, FaultLengthHuge} {
+		for _, f := range []Fault{FaultNone, FaultCorrupt, FaultLengthLong, FaultLengthShort, FaultLengthHuge, FaultTrailingData} {
 			m, err := compressedCertificate(a, body, f)
 			if err != nil {
 				t.Fatal(err)
@@ -192,12 +192,16 @@ func TestCompressedCertificateMessage(t *testing.T) {
 				t.Fatalf("%v %v: payload length %d of %d", a, f, u24(m[9:]), len(payload))
 			}
 			want := map[Fault]int{FaultNone: len(body), FaultCorrupt: len(body), FaultLengthLong: len(body) + 1,
-				FaultLengthShort: len(body) - 1, FaultLengthHuge: 1<<24 - 1}[f]
+				FaultLengthShort: len(body) - 1, FaultLengthHuge: 1<<24 - 1, FaultTrailingData: len(body)}[f]
 			if length != want {
 				t.Errorf("%v %v: uncompressed_length %d, want %d", a, f, length, want)
 			}
-			if f != FaultCorrupt && !bytes.Equal(decompress(t, a, payload), body) {
-				t.Errorf("%v %v: payload does not decompress to the body", a, f)
+			wantPlain := body
+			if f == FaultTrailingData {
+				wantPlain = append(bytes.Clone(body), "sixteen bytes..."...)
+			}
+			if f != FaultCorrupt && !bytes.Equal(decompress(t, a, payload), wantPlain) {
+				t.Errorf("%v %v: payload does not decompress to what it should", a, f)
 			}
 			if f == FaultCorrupt {
 				good, _ := compress(a, body)
