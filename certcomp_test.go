@@ -254,7 +254,7 @@ func TestCompressedCertificateFaults(t *testing.T) {
 					if s.CompressedCertificates() != 1 {
 						t.Errorf("%d CompressedCertificate messages sent", s.CompressedCertificates())
 					}
-					t.Logf("client error: %v; alert %d", err, ae.Description)
+					t.Logf("client error: %v; alert %v", err, ae.Description)
 				})
 			}
 		}
@@ -271,7 +271,7 @@ func TestCompressedCertificateUnoffered(t *testing.T) {
 			s := certcompServer(t, tls13.Config{Identity: id, Algorithm: alg})
 			_, err := certcompGet(t, s, "chrome", id.Roots) // offers brotli only
 			if ae := certcompRefused(t, s, err); ae.Description != tls13.AlertBadCertificate {
-				t.Errorf("client alert %d, want bad_certificate (%d)", ae.Description, tls13.AlertBadCertificate)
+				t.Errorf("client alert %v, want %v", ae.Description, tls13.AlertBadCertificate)
 			}
 		})
 	}
@@ -346,7 +346,7 @@ func TestCompressedCertificateUTLSDeviations(t *testing.T) {
 			t.Fatal("uTLS now accepts a zlib-compressed chain over 32 KiB: turn this check into a success case in TestCompressedCertificateLargeChain")
 		}
 		if ae := certcompRefused(t, s, err); !strings.Contains(err.Error(), "decompressed len (32768)") || ae.Description != tls13.AlertBadCertificate {
-			t.Errorf("err = %v, alert %d; want uTLS's short read of 32768 bytes", err, ae.Description)
+			t.Errorf("err = %v, alert %v; want uTLS's short read of 32768 bytes", err, ae.Description)
 		}
 	})
 	for _, tc := range []struct {
@@ -373,7 +373,7 @@ func TestCompressedCertificateUTLSDeviations(t *testing.T) {
 		s := certcompServer(t, tls13.Config{Identity: id, Algorithm: tls13.Brotli, Fault: tls13.FaultLengthShort})
 		_, err := certcompGet(t, s, "chrome", id.Roots)
 		if ae := certcompRefused(t, s, err); ae.Description != tls13.AlertUnexpectedMessage {
-			t.Errorf("client alert %d; uTLS v1.8.2 sends unexpected_message (%d), RFC 8879 asks for bad_certificate (%d): update this check", ae.Description, tls13.AlertUnexpectedMessage, tls13.AlertBadCertificate)
+			t.Errorf("client alert %v; uTLS v1.8.2 sends %v where RFC 8879 asks for %v: update this check", ae.Description, tls13.AlertUnexpectedMessage, tls13.AlertBadCertificate)
 		}
 	})
 }

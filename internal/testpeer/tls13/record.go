@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 )
 
 // Record content types (RFC 8446 5.1).
@@ -23,31 +24,49 @@ const (
 	maxCiphertext = 1<<14 + 256
 )
 
-// AlertError is a TLS alert the client sent, received by the server.
-type AlertError struct {
-	Level       uint8
-	Description uint8
-}
+// Alert is a TLS alert description (RFC 8446 6).
+type Alert uint8
 
-func (e *AlertError) Error() string {
-	return fmt.Sprintf("tls13: client sent alert %d (level %d)", e.Description, e.Level)
-}
-
-// Alert descriptions used or recognised by the server (RFC 8446 6).
+// Alerts the server sends or tests look for.
 const (
-	AlertCloseNotify          = 0
-	AlertUnexpectedMessage    = 10
-	AlertBadRecordMAC         = 20
-	AlertHandshakeFailure     = 40
-	AlertBadCertificate       = 42
-	AlertIllegalParameter     = 47
-	AlertDecodeError          = 50
-	AlertDecryptError         = 51
-	AlertProtocolVersion      = 70
-	AlertInternalError        = 80
-	AlertMissingExtension     = 109
-	AlertNoApplicationProtocl = 120
+	AlertCloseNotify       Alert = 0
+	AlertUnexpectedMessage Alert = 10
+	AlertBadRecordMAC      Alert = 20
+	AlertHandshakeFailure  Alert = 40
+	AlertBadCertificate    Alert = 42
+	AlertIllegalParameter  Alert = 47
+	AlertDecodeError       Alert = 50
+	AlertDecryptError      Alert = 51
+	AlertProtocolVersion   Alert = 70
+	AlertInternalError     Alert = 80
 )
+
+var alertNames = map[Alert]string{
+	AlertCloseNotify: "close_notify", AlertUnexpectedMessage: "unexpected_message",
+	AlertBadRecordMAC: "bad_record_mac", AlertHandshakeFailure: "handshake_failure",
+	AlertBadCertificate: "bad_certificate", AlertIllegalParameter: "illegal_parameter",
+	AlertDecodeError: "decode_error", AlertDecryptError: "decrypt_error",
+	AlertProtocolVersion: "protocol_version", AlertInternalError: "internal_error",
+}
+
+// String returns the alert's name in RFC 8446, or its number.
+func (a Alert) String() string {
+	if n, ok := alertNames[a]; ok {
+		return n
+	}
+	return "Alert(" + strconv.Itoa(int(a)) + ")"
+}
+
+// AlertError is an alert the client sent, as the server received it.
+type AlertError struct {
+	Level       uint8 // 1 warning, 2 fatal
+	Description Alert
+}
+
+// Error names the alert.
+func (e *AlertError) Error() string {
+	return fmt.Sprintf("tls13: client sent alert %v (level %d)", e.Description, e.Level)
+}
 
 // recordConn is the record layer of one connection: it reads and writes
 // records, protected once keys are installed, and reassembles handshake
@@ -107,7 +126,7 @@ func (c *recordConn) readRecord() (byte, []byte, error) {
 			if len(body) != 2 {
 				return 0, nil, fmt.Errorf("tls13: malformed alert %q", body)
 			}
-			return typ, nil, &AlertError{Level: body[0], Description: body[1]}
+			return typ, nil, &AlertError{Level: body[0], Description: Alert(body[1])}
 		}
 		return typ, body, nil
 	}
@@ -168,12 +187,12 @@ func (c *recordConn) writeRecords(typ byte, data []byte) error {
 
 // sendAlert sends a fatal alert (or close_notify, a warning), ignoring
 // write errors: the connection is being given up anyway.
-func (c *recordConn) sendAlert(desc uint8) {
+func (c *recordConn) sendAlert(desc Alert) {
 	level := uint8(2)
 	if desc == AlertCloseNotify {
 		level = 1
 	}
-	_ = c.writeRecords(recordAlert, []byte{level, desc})
+	_ = c.writeRecords(recordAlert, []byte{level, byte(desc)})
 }
 
 // readApplicationUntil reads application data until the buffered data contains

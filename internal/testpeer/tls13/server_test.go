@@ -245,3 +245,59 @@ func TestMalformedHello(t *testing.T) {
 		}
 	}
 }
+
+// splitConn re-frames the client's first handshake record as three
+// records, the first holding only two bytes of the message header.
+type splitConn struct {
+	net.Conn
+	done bool
+}
+
+func (c *splitConn) Write(p []byte) (int, error) {
+	if c.done || len(p) < 5 || p[0] != recordHandshake {
+		return c.Conn.Write(p)
+	}
+	c.done = true
+	n := int(p[3])<<8 | int(p[4])
+	if len(p) < 5+n || n < 8 {
+		return c.Conn.Write(p)
+	}
+	body := p[5 : 5+n]
+	var out []byte
+	for _, part := range [][]byte{body[:2], body[2 : n/2], body[n/2:]} {
+		out = append(out, recordHandshake, p[1], p[2], byte(len(part)>>8), byte(len(part)))
+		out = append(out, part...)
+	}
+	if _, err := c.Conn.Write(append(out, p[5+n:]...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// TestHelloOverSeveralRecords: a ClientHello split over records, its
+// header split too, is reassembled.
+func TestHelloOverSeveralRecords(t *testing.T) {
+	id := identity(t, "127.0.0.1")
+	s := start(t, Config{Identity: id})
+	raw, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &splitConn{Conn: raw}
+	c := tls.Client(sc, &tls.Config{RootCAs: id.Roots, ServerName: "127.0.0.1"})
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(c)
+	if err != nil || string(b) != DefaultResponse {
+		t.Fatalf("response %q, %v", b, err)
+	}
+	if !sc.done {
+		t.Fatal("the hello was not split")
+	}
+	if r := waitOne(t, s); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+}
