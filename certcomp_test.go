@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -337,6 +338,10 @@ func TestCompressedCertificateLargeChain(t *testing.T) {
 //     itself can do this.)
 //  3. An uncompressed_length one byte short fails to parse and is
 //     answered with unexpected_message instead of bad_certificate.
+//  4. It allocates uncompressed_length bytes before decompressing, with no
+//     cap: a message of under 1 KB declaring 2^24-1 bytes costs 16 MiB
+//     (RFC 8879 5: implementations SHOULD bound the memory used; BoringSSL
+//     refuses lengths above its certificate list limit).
 func TestCompressedCertificateUTLSDeviations(t *testing.T) {
 	t.Run("zlib chain over 32 KiB", func(t *testing.T) {
 		id := largeIdentity(t)
@@ -374,6 +379,26 @@ func TestCompressedCertificateUTLSDeviations(t *testing.T) {
 		_, err := certcompGet(t, s, "chrome", id.Roots)
 		if ae := certcompRefused(t, s, err); ae.Description != tls13.AlertUnexpectedMessage {
 			t.Errorf("client alert %v; uTLS v1.8.2 sends %v where RFC 8879 asks for %v: update this check", ae.Description, tls13.AlertUnexpectedMessage, tls13.AlertBadCertificate)
+		}
+	})
+	t.Run("length 2^24-1 allocates 16 MiB", func(t *testing.T) {
+		id := certcompIdentity(t)
+		s := certcompServer(t, tls13.Config{Identity: id, Algorithm: tls13.Brotli, Fault: tls13.FaultLengthHuge})
+		// The server builds its message on the first connection; measure
+		// the second.
+		if _, err := certcompGet(t, s, "chrome", id.Roots); err == nil {
+			t.Fatal("a wrong length was accepted")
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := certcompGet(t, s, "chrome", id.Roots)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatal("a wrong length was accepted")
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n < 1<<24-1 {
+			t.Errorf("the refused handshake allocated %d bytes; uTLS v1.8.2 allocates the declared 16 MiB first: uTLS now bounds it, update this check", n)
 		}
 	})
 }
