@@ -34,6 +34,11 @@ type Body struct {
 	cst     chunkState
 	ext     int // chunk-extension bytes seen
 	trailer *fields.Header
+	// bulkOK: reads may go to the bulk buffer (set by WriteTo).
+	bulkOK bool
+	// small is the connection's own read buffer while the bulk buffer
+	// stands in for it; nil otherwise.
+	small []byte
 }
 
 type chunkState uint8
@@ -49,6 +54,11 @@ var errStaleBody = errors.New("h1: body of an earlier response on a reused conne
 
 // directRead is the smallest read served straight from the connection.
 const directRead = 4 << 10
+
+// bulkRead is the size of the buffer WriteTo reads a large body through:
+// fewer, larger reads than the connection's read buffer allows, so fewer
+// syscalls and fewer window-update ACKs per megabyte.
+const bulkRead = 64 << 10
 
 // Read reads up to len(p) body bytes.
 func (b *Body) Read(p []byte) (int, error) {
@@ -245,6 +255,9 @@ func appendFields(h fields.Header, s string, spans []span) fields.Header {
 // end of a close-delimited body and a truncation of any other.
 func (b *Body) more() error {
 	c := b.c
+	if b.bulkOK && b.small == nil {
+		b.bulk()
+	}
 	b.setDeadline()
 	limit := len(c.rbuf)
 	if b.kind == bodyChunked {
@@ -254,6 +267,29 @@ func (b *Body) more() error {
 	err := c.fill(limit)
 	if err == nil {
 		return nil
+	}
+	return b.readErr(err)
+}
+
+// readLength reads more of a Content-Length body into the empty read
+// buffer (the bulk buffer when WriteTo asked for it), no further than the
+// a bytes that remain: like a Read into the caller's buffer, it never reads
+// past the body.
+func (b *Body) readLength(a int64) error {
+	c := b.c
+	if b.bulkOK && b.small == nil {
+		b.bulk()
+	}
+	b.setDeadline()
+	c.r, c.w = 0, 0
+	n, err := c.nc.Read(c.rbuf[:min(int64(len(c.rbuf)), a)])
+	c.w = n
+	c.got += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
 	}
 	return b.readErr(err)
 }
@@ -292,15 +328,53 @@ func (b *Body) readErr(err error) error {
 	return b.fail(fmt.Errorf("h1: reading response body: %w", err))
 }
 
+// bulk makes the connection's bulk buffer its read buffer for the rest of
+// the body, moving the unread bytes over.
+func (b *Body) bulk() {
+	c := b.c
+	if len(c.rbuf) >= bulkRead {
+		b.bulkOK = false // the read buffer is as large already
+		return
+	}
+	big := c.bulkBuf()
+	n := copy(big, c.rbuf[c.r:c.w])
+	b.small, c.rbuf, c.r, c.w = c.rbuf, big, 0, n
+}
+
+// unbulk gives the connection its own read buffer back when the body ends,
+// before the connection is released: the bulk buffer must be free for the
+// next request's writer. Unread bytes (which make the connection not
+// reusable) move along; if they do not fit, the bulk buffer stays the read
+// buffer and the connection forgets it as its bulk buffer.
+func (b *Body) unbulk() {
+	if b.small == nil {
+		return
+	}
+	c := b.c
+	small := b.small
+	b.small = nil
+	if len(c.cbuf) == 0 || &c.rbuf[0] != &c.cbuf[0] {
+		return // fill replaced the bulk buffer (see fill): keep that one
+	}
+	if c.w-c.r > len(small) {
+		c.cbuf = nil
+		return
+	}
+	n := copy(small, c.rbuf[c.r:c.w])
+	c.rbuf, c.r, c.w = small, 0, n
+}
+
 // end marks a clean end of the body and releases the connection.
 func (b *Body) end() {
 	b.err = io.EOF
+	b.unbulk()
 	b.c.finish(b.reuse && b.kind != bodyClose)
 }
 
 // fail ends the body with err; the connection is closed and released.
 func (b *Body) fail(err error) error {
 	b.err = err
+	b.unbulk()
 	b.c.finish(false)
 	return err
 }
@@ -354,7 +428,10 @@ func (b *Body) Close() error {
 }
 
 // WriteTo writes the rest of the body to w, reading through the
-// connection's buffer (no extra copy buffer).
+// connection's buffer (no extra copy buffer). A body that goes on past what
+// is buffered is read through the connection's 64 KiB bulk buffer, which
+// stands in for the read buffer until the body ends (fewer, larger reads);
+// a Content-Length body is never read past its end.
 func (b *Body) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	if b.err != nil {
@@ -375,6 +452,9 @@ func (b *Body) WriteTo(w io.Writer) (int64, error) {
 	if c.gen != b.gen {
 		return 0, errStaleBody
 	}
+	// A body that goes on past the buffered bytes is read through the bulk
+	// buffer.
+	b.bulkOK = b.kind != bodyLength || b.n > int64(c.w-c.r)
 	for {
 		a := b.avail()
 		if a == 0 {
@@ -387,7 +467,13 @@ func (b *Body) WriteTo(w io.Writer) (int64, error) {
 			continue
 		}
 		if c.r == c.w {
-			if err := b.more(); err != nil {
+			var err error
+			if b.kind == bodyLength {
+				err = b.readLength(a)
+			} else {
+				err = b.more()
+			}
+			if err != nil {
 				if err == io.EOF {
 					return total, nil
 				}
