@@ -42,19 +42,15 @@ func certcompServer(t *testing.T, cfg tls13.Config) *tls13.Server {
 }
 
 // certcompGet fetches the server's URL once with a new Session of the
-// profile trusting roots, and returns the body. It fails the test if the
-// call takes more than 10 seconds, so a hang is a failure, not a stall.
+// profile trusting roots, and returns the body. The call is bounded by 10
+// seconds, so a hang ends in a timeout error, which the tests reject.
 func certcompGet(t *testing.T, s *tls13.Server, name string, roots *x509.CertPool) (string, error) {
 	t.Helper()
 	sess := &Session{Profile: name, RootCAs: roots}
 	defer sess.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	start := time.Now()
 	resp, err := sess.Get(ctx, s.URL())
-	if time.Since(start) > 5*time.Second {
-		t.Errorf("the request took %v", time.Since(start))
-	}
 	if err != nil {
 		return "", err
 	}
