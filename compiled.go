@@ -3,6 +3,7 @@ package guise
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -16,6 +17,9 @@ type compiled struct {
 	p *profile.Profile
 	// hdr holds the default header list per protocol and request kind.
 	hdr [2][kindCount]headerTemplate
+	// body holds, where the profile has one, the header list per protocol
+	// and kind for a request with a body (profile.HeaderSet.Body).
+	body [2][kindCount]headerTemplate
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
 	h2 *h2.Config
 	// prio is the HEADERS priority per request kind.
@@ -66,6 +70,12 @@ func compile(name string) (*compiled, error) {
 		}
 		if hs := p.HeaderSet(k, profile.H2); hs != nil {
 			c.hdr[protoH2][k] = template(p, hs)
+		}
+		if hs := p.BodyHeaderSet(k, profile.HTTP1); hs != nil {
+			c.body[protoH1][k] = template(p, hs)
+		}
+		if hs := p.BodyHeaderSet(k, profile.H2); hs != nil {
+			c.body[protoH2][k] = template(p, hs)
 		}
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
@@ -169,21 +179,43 @@ func isPerRequest(names []string, name string) bool {
 // Sec-Fetch-Site) has one, that; placeholders nobody filled are left out;
 // then the caller's other fields in its order, then extra fields that have
 // no place. Over HTTP/2, names are lower-cased and fields HTTP/2 forbids
-// dropped. A body of known length adds Content-Length where the profile has
-// no slot for it: first over HTTP/2, as browsers do; at the end over
-// HTTP/1.1, by the h1 engine.
+// dropped.
+//
+// A request with a body (length > 0, or < 0 for a body of unknown length)
+// uses the profile's body variant of kind when it has one (recorded: a
+// fetch() POST, a form submission), which puts Content-Length, Origin and
+// the browser's Content-Type (and Chrome's Cache-Control for a form) in the
+// browser's places; see headerFor for Origin. Otherwise, or when that
+// variant has no Content-Length slot, a body of known length adds
+// Content-Length first over HTTP/2 and, by the h1 engine, at the end over
+// HTTP/1.1.
 func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64) (fields.Header, error) {
+	return c.headerFor(dst, proto, kind, user, extra, length, "")
+}
+
+// headerFor is header with the request's own origin ("https://host:port",
+// as the Origin field serialises it; "" if unknown). A request with a body
+// carries Origin, as both browsers send it on every POST, same-origin
+// included: the origin of the page it comes from, which is the Referer's
+// origin when the request has a Referer (guise derives one from
+// Request.Referrer, or the caller gave one), else origin (the request is
+// taken to come from a page of its own origin). With neither, Origin is
+// left out. A caller's Origin field is sent as given.
+func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64, origin string) (fields.Header, error) {
 	if kind == 0 {
 		kind = profile.Navigate
 	}
 	if int(kind) >= kindCount || !c.hdr[proto][kind].present {
 		return dst, fmt.Errorf("guise: profile %s has no %s headers for %s requests", c.p.Name, protoName(proto), kind)
 	}
+	tpl := c.hdr[proto][kind].fields
+	if length != 0 && c.body[proto][kind].present {
+		tpl = c.body[proto][kind].fields
+	}
 	start := len(dst)
-	if proto == protoH2 && length > 0 && !user.Has("content-length") {
+	if proto == protoH2 && length > 0 && !user.Has("content-length") && index(tpl, "content-length") < 0 {
 		dst = append(dst, fields.Field{Name: "content-length", Value: strconv.FormatInt(length, 10)})
 	}
-	tpl := c.hdr[proto][kind].fields
 	for _, d := range tpl {
 		if i := index(user, d.Name); i >= 0 {
 			for _, u := range user[i:] {
@@ -199,6 +231,15 @@ func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind
 		}
 		if d.Value != "" {
 			dst = append(dst, d)
+			continue
+		}
+		switch {
+		case length > 0 && fields.EqualFold(d.Name, "content-length"):
+			dst = append(dst, fields.Field{Name: d.Name, Value: strconv.FormatInt(length, 10)})
+		case length != 0 && fields.EqualFold(d.Name, "origin"):
+			if o := requestOrigin(user, extra, origin); o != "" {
+				dst = append(dst, fields.Field{Name: d.Name, Value: o})
+			}
 		}
 	}
 	for _, u := range user {
@@ -215,6 +256,44 @@ func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind
 		dst = h2Fields(dst, start)
 	}
 	return dst, nil
+}
+
+// requestOrigin is the Origin of a request with a body: the origin of its
+// Referer (extra's, else the caller's), else origin.
+func requestOrigin(user, extra fields.Header, origin string) string {
+	ref := ""
+	if i := index(extra, "referer"); i >= 0 {
+		ref = extra[i].Value
+	} else if i := index(user, "referer"); i >= 0 {
+		ref = user[i].Value
+	}
+	if o := originOf(ref); o != "" {
+		return o
+	}
+	return origin
+}
+
+// originOf returns the scheme://host[:port] prefix of an absolute http(s)
+// URL, or "".
+func originOf(u string) string {
+	rest, ok := "", false
+	for _, scheme := range [...]string{"https://", "http://"} {
+		if len(u) > len(scheme) && fields.EqualFold(u[:len(scheme)], scheme) {
+			rest, ok = u[len(scheme):], true
+			break
+		}
+	}
+	if !ok {
+		return ""
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	if host == "" || strings.IndexByte(host, '@') >= 0 {
+		return "" // no host, or credentials: not a referrer a browser sends
+	}
+	return u[:len(u)-len(rest)+len(host)]
 }
 
 // userAgent is the profile's User-Agent, for a CONNECT to a proxy.

@@ -77,14 +77,17 @@ type flowCall struct {
 	path   string
 	header Header // the caller's fields
 	body   string
+	// noReferrer leaves Request.Referrer empty (a typed navigation);
+	// every other call comes from the flow page.
+	noReferrer bool
 }
 
 // sendFlows makes the calls, in order, on one Session of profile name with
 // the cookie guise_flow=1 in its jar, to a fresh echo server reached as
-// fp.test, over h2 (https) or HTTP/1.1 (plain http), every call but a
-// navigation with the flow page as its referrer. It returns the fields
-// the server received per call, in wire order and case.
-func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) []fields.Header {
+// fp.test, over h2 (https) or HTTP/1.1 (plain http), every call not marked
+// noReferrer with the flow page as its referrer. It returns the origin
+// and the fields the server received per call, in wire order and case.
+func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) (string, []fields.Header) {
 	t.Helper()
 	srv := &fingerprint.Server{}
 	if err := srv.Start(); err != nil {
@@ -107,7 +110,7 @@ func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) []fields.He
 	s.Cookies().SetCookies(u, []string{fingerprint.FlowCookie + "; Path=/"})
 	for _, c := range calls {
 		req := &Request{Method: c.method, URL: origin + c.path, Kind: c.kind, Header: c.header}
-		if c.kind != profile.Navigate {
+		if !c.noReferrer {
 			req.Referrer = origin + "/flow/"
 		}
 		if c.body != "" {
@@ -135,7 +138,7 @@ func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) []fields.He
 	if len(got) != len(calls) {
 		t.Fatalf("the server saw %d requests, guise sent %d", len(got), len(calls))
 	}
-	return got
+	return origin, got
 }
 
 func names(h fields.Header) []string {
@@ -164,7 +167,7 @@ func sameOrder(got, want []string) bool {
 // place, for each request kind, over h2 and HTTP/1.1.
 func TestCookieOrderMatchesRecordings(t *testing.T) {
 	calls := []flowCall{
-		{kind: profile.Navigate, method: "GET", path: fingerprint.FlowNav},
+		{kind: profile.Navigate, method: "GET", path: fingerprint.FlowNav, noReferrer: true},
 		{kind: profile.Subresource, method: "GET", path: "/flow/app.js"},
 		{kind: profile.Image, method: "GET", path: "/flow/img.png"},
 		{kind: profile.Fetch, method: "GET", path: "/flow/fetch"},
@@ -173,7 +176,7 @@ func TestCookieOrderMatchesRecordings(t *testing.T) {
 		rec := readFlowRecording(t, name)
 		for _, h2 := range []bool{true, false} {
 			t.Run(name+map[bool]string{true: "/h2", false: "/h1"}[h2], func(t *testing.T) {
-				got := sendFlows(t, name, h2, calls)
+				_, got := sendFlows(t, name, h2, calls)
 				for i, c := range calls {
 					want := names(rec.request(t, h2, c.method, c.path))
 					if g := names(got[i]); !sameOrder(g, want) {
@@ -184,6 +187,126 @@ func TestCookieOrderMatchesRecordings(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestBodyOrderMatchesRecordings: requests with a body go out as the real
+// browser sent them (profile/testdata/recordings/*-flows.json): a fetch()
+// POST of text with the browser's Content-Type, one of JSON with the
+// caller's, and a form submission (a navigation POST), each with
+// Content-Length, Origin (the referring page's origin) and, for Chrome's
+// form, Cache-Control at the recorded places, over h2 and HTTP/1.1.
+func TestBodyOrderMatchesRecordings(t *testing.T) {
+	calls := []flowCall{
+		{kind: profile.Fetch, method: "POST", path: "/flow/post-text", body: fingerprint.FlowTextBody},
+		{kind: profile.Fetch, method: "POST", path: "/flow/post-json", body: fingerprint.FlowJSONBody,
+			header: Header{{Name: "Content-Type", Value: "application/json"}}},
+		{kind: profile.Navigate, method: "POST", path: "/flow/form", body: fingerprint.FlowFormBody},
+	}
+	for _, name := range []string{"chrome", "firefox"} {
+		rec := readFlowRecording(t, name)
+		for _, h2 := range []bool{true, false} {
+			t.Run(name+map[bool]string{true: "/h2", false: "/h1"}[h2], func(t *testing.T) {
+				origin, got := sendFlows(t, name, h2, calls)
+				for i, c := range calls {
+					recorded := rec.request(t, h2, c.method, c.path)
+					g := names(got[i])
+					if c.kind == profile.Navigate && name == "chrome" {
+						// The recorded form was submitted by script; guise's
+						// navigations are the user's, with Sec-Fetch-User
+						// where Chrome's typed navigation has it.
+						j := slices.IndexFunc(g, func(n string) bool { return fields.EqualFold(n, "sec-fetch-user") })
+						if j < 1 || !fields.EqualFold(g[j-1], "sec-fetch-mode") {
+							t.Errorf("%s: sec-fetch-user at %d in %v, want after sec-fetch-mode", c.path, j, g)
+						} else {
+							g = slices.Delete(g, j, j+1)
+						}
+					}
+					if want := names(recorded); !slices.Equal(g, want) {
+						t.Errorf("%v %s %s:\n got %v\nwant %v", c.kind, c.method, c.path, g, want)
+					}
+					for _, f := range []string{"content-type", "content-length", "cache-control"} {
+						if v, w := got[i].Get(f), recorded.Get(f); v != w {
+							t.Errorf("%s: %s %q, the browser sent %q", c.path, f, v, w)
+						}
+					}
+					if v := got[i].Get("origin"); v != origin {
+						t.Errorf("%s: origin %q, want %q", c.path, v, origin)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBodyHeaderOrigin: Origin of a request with a body comes from its
+// Referer, else from the request's own origin when the caller of
+// headerFor knows it; a caller's Origin stands; a request without a body,
+// or of a kind with no body variant, gets none; Content-Length fills its
+// slot only for a known length.
+func TestBodyHeaderOrigin(t *testing.T) {
+	c, err := compile("chrome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := fields.Header{{Name: "Referer", Value: "https://a.example:8443/page?q#f"}}
+	for _, tc := range []struct {
+		name         string
+		kind         profile.RequestKind
+		user, extra  fields.Header
+		length       int64
+		origin       string
+		wantOrigin   string
+		wantLength   string
+		wantCacheCtl bool
+	}{
+		{"from referer", profile.Fetch, nil, ref, 3, "https://b.example", "https://a.example:8443", "3", false},
+		{"from request", profile.Fetch, nil, nil, 3, "https://b.example", "https://b.example", "3", false},
+		{"unknown", profile.Fetch, nil, nil, 3, "", "", "3", false},
+		{"caller's", profile.Fetch, fields.Header{{Name: "Origin", Value: "null"}}, ref, 3, "", "null", "3", false},
+		{"caller's referer", profile.Navigate, fields.Header{{Name: "Referer", Value: "http://c.example/x"}}, nil, 3, "", "http://c.example", "3", true},
+		{"unknown length", profile.Navigate, nil, ref, -1, "", "https://a.example:8443", "", true},
+		{"no body", profile.Fetch, nil, ref, 0, "https://b.example", "", "", false},
+		{"image", profile.Image, nil, ref, 3, "https://b.example", "", "3", false},
+	} {
+		for _, proto := range []int{protoH1, protoH2} {
+			h, err := c.headerFor(nil, proto, tc.kind, tc.user, tc.extra, tc.length, tc.origin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := h.Get("origin"); v != tc.wantOrigin {
+				t.Errorf("%s/%s: origin %q, want %q", tc.name, protoName(proto), v, tc.wantOrigin)
+			}
+			cl := h.Get("content-length")
+			if proto == protoH1 && tc.kind == profile.Image {
+				cl = "3" // the h1 engine appends it
+			}
+			if cl != tc.wantLength {
+				t.Errorf("%s/%s: content-length %q, want %q", tc.name, protoName(proto), cl, tc.wantLength)
+			}
+			if got := h.Has("cache-control"); got != tc.wantCacheCtl {
+				t.Errorf("%s/%s: cache-control %v, want %v", tc.name, protoName(proto), got, tc.wantCacheCtl)
+			}
+		}
+	}
+}
+
+func TestOriginOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://a.example/x":        "https://a.example",
+		"HTTP://a.example:81?q":      "HTTP://a.example:81",
+		"https://a.example#f":        "https://a.example",
+		"https://a.example":          "https://a.example",
+		"https://u:p@a.example/":     "",
+		"https:///x":                 "",
+		"ftp://a.example/":           "",
+		"":                           "",
+		"/relative":                  "",
+		"https://[::1]:8443/a/b?c#d": "https://[::1]:8443",
+	} {
+		if got := originOf(in); got != want {
+			t.Errorf("originOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"context"
+	"io"
 	"net/http"
 )
 
@@ -94,9 +95,10 @@ func (s *Server) handleFlow(mux *http.ServeMux) {
 	mux.HandleFunc("GET /flow/img.png", servePixel)
 	mux.HandleFunc("GET /flow/wait.png", s.serveFlowWait)
 	mux.HandleFunc("/flow/fetch", s.serveSmall)
-	mux.HandleFunc("/flow/post-text", s.serveSmall)
-	mux.HandleFunc("/flow/post-json", s.serveSmall)
+	mux.HandleFunc("/flow/post-text", drained(s.serveSmall))
+	mux.HandleFunc("/flow/post-json", drained(s.serveSmall))
 	mux.HandleFunc("POST /flow/form", func(w http.ResponseWriter, r *http.Request) {
+		drainBody(r)
 		s.flowForms.Add(1)
 		s.notify()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -125,4 +127,21 @@ func (s *Server) serveFlowWait(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	servePixel(w, r)
+}
+
+// maxFlowBody bounds the request body a flow handler reads.
+const maxFlowBody = 1 << 20
+
+// drainBody reads the request body (bounded) before the answer, as most
+// servers do: an HTTP/2 server that answers first resets the stream, and a
+// client may lose the answer to that race.
+func drainBody(r *http.Request) {
+	io.Copy(io.Discard, io.LimitReader(r.Body, maxFlowBody))
+}
+
+func drained(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		drainBody(r)
+		h(w, r)
+	}
 }

@@ -164,6 +164,36 @@ func TestFlowRecordingsMatchProfiles(t *testing.T) {
 					t.Errorf("%s %v over %v:\nrecorded %v\n profile %v", tc.profile, k.kind, proto, rec, want)
 				}
 			}
+			// Requests with a body: the body sets are the recorded POSTs, in
+			// order and value, placeholders aside (Chrome's form set adds
+			// Sec-Fetch-User ?1, see gen_flows.go).
+			for _, k := range []struct {
+				kind profile.RequestKind
+				path string
+			}{
+				{profile.Fetch, "/flow/post-text"},
+				{profile.Navigate, "/flow/form"},
+			} {
+				hs := p.BodyHeaderSet(k.kind, proto)
+				if hs == nil {
+					t.Fatalf("%s: no %v body set over %v", tc.profile, k.kind, proto)
+				}
+				rec := f.recordedOrder(proto == profile.H2, "POST", k.path)
+				var want []string
+				for _, fl := range hs.Header {
+					if !fields.EqualFold(fl.Name, "sec-fetch-user") || slices.Contains(rec, fl.Name) {
+						want = append(want, fl.Name)
+					}
+				}
+				if !slices.Equal(rec, want) {
+					t.Errorf("%s %v POST over %v:\nrecorded %v\n profile %v", tc.profile, k.kind, proto, rec, want)
+				}
+				for _, n := range []string{"content-length", "origin", "referer", "cookie"} {
+					if i := slices.IndexFunc(hs.Header, func(f fields.Field) bool { return fields.EqualFold(f.Name, n) }); i < 0 || hs.Header[i].Value != "" {
+						t.Errorf("%s %v POST over %v: %s is not a placeholder", tc.profile, k.kind, proto, n)
+					}
+				}
+			}
 		}
 	}
 }

@@ -145,3 +145,69 @@ func addCookies(p *profile.Profile, f *flows) {
 		}
 	}
 }
+
+// bodyPaths are the flow requests the Body header sets are taken from: a
+// fetch() POST of a string (the browser's default Content-Type,
+// text/plain;charset=UTF-8) and a form submission (a navigation POST,
+// application/x-www-form-urlencoded).
+var bodyPaths = []struct {
+	kind profile.RequestKind
+	path string
+}{
+	{profile.Fetch, "/flow/post-text"},
+	{profile.Navigate, "/flow/form"},
+}
+
+// bodyPerRequest names the fields of a Body set whose value depends on the
+// request; all but sec-fetch-site become empty placeholders.
+var bodyPerRequest = []string{"host", "referer", "cookie", "content-length", "origin", "sec-fetch-site"}
+
+// addBodySets adds to p, per protocol, the header sets for a fetch() and
+// a navigation with a body, as the browser sent them in the flow
+// recording: its order and values, Content-Length, Origin, Referer,
+// Cookie (and Host) as placeholders, Content-Type and, for Chrome's form,
+// Cache-Control with the browser's values as defaults. The recorded form
+// was submitted by script, without user activation; where the browser's
+// plain navigation set sends Sec-Fetch-User (Chrome: a typed navigation),
+// the form set gets it too, at the same place after Sec-Fetch-Mode, as a
+// user's click sends it.
+func addBodySets(p *profile.Profile, f *flows) {
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		for _, c := range bodyPaths {
+			rec := f.request(proto, "POST", c.path)
+			hs := profile.HeaderSet{Kind: c.kind, Proto: proto, Body: true}
+			for _, fl := range rec {
+				n := strings.ToLower(fl.Name)
+				if containsName(bodyPerRequest, n) {
+					if n != "sec-fetch-site" {
+						fl.Value = ""
+					}
+					hs.PerRequest = append(hs.PerRequest, fl.Name)
+				}
+				hs.Header = append(hs.Header, fl)
+				if plain := p.HeaderSet(c.kind, proto); c.kind == profile.Navigate && n == "sec-fetch-mode" && !containsFold(rec, "sec-fetch-user") {
+					for _, u := range plain.Header {
+						if fields.EqualFold(u.Name, "sec-fetch-user") {
+							hs.Header = append(hs.Header, u)
+						}
+					}
+				}
+			}
+			for _, n := range []string{"content-length", "origin", "content-type"} {
+				if !containsFold(rec, n) {
+					log.Fatalf("%v: recorded %v %s over %v has no %s", p.Browser, c.kind, c.path, proto, n)
+				}
+			}
+			p.Headers = append(p.Headers, hs)
+		}
+	}
+}
+
+func containsFold(h fields.Header, name string) bool {
+	for _, f := range h {
+		if fields.EqualFold(f.Name, name) {
+			return true
+		}
+	}
+	return false
+}

@@ -117,6 +117,7 @@ type wireField struct {
 type wireHeaderSet struct {
 	Kind   RequestKind `json:"kind"`
 	Proto  Proto       `json:"proto"`
+	Body   bool        `json:"body,omitempty"`
 	Header []wireField `json:"header"`
 }
 
@@ -219,7 +220,7 @@ func toWire(p *Profile) *wireProfile {
 		w.HTTP2.HeaderPriority = append(w.HTTP2.HeaderPriority, wireKindPriority(kp))
 	}
 	for _, hs := range p.Headers {
-		ws := wireHeaderSet{Kind: hs.Kind, Proto: hs.Proto}
+		ws := wireHeaderSet{Kind: hs.Kind, Proto: hs.Proto, Body: hs.Body}
 		for _, f := range hs.Header {
 			ws.Header = append(ws.Header, wireField{f.Name, f.Value, containsFold(hs.PerRequest, f.Name)})
 		}
@@ -268,7 +269,7 @@ func fromWire(w *wireProfile) (*Profile, error) {
 		p.HTTP2.HeaderPriority = append(p.HTTP2.HeaderPriority, KindPriority(kp))
 	}
 	for i, ws := range w.Headers {
-		hs := HeaderSet{Kind: ws.Kind, Proto: ws.Proto}
+		hs := HeaderSet{Kind: ws.Kind, Proto: ws.Proto, Body: ws.Body}
 		for j, f := range ws.Header {
 			hs.Header = append(hs.Header, fields.Field{Name: f.Name, Value: f.Value})
 			if f.PerRequest {
@@ -524,8 +525,8 @@ func validateHeaderSets(sets []HeaderSet) error {
 			return perr(field, "invalid proto %d", hs.Proto)
 		}
 		for _, o := range sets[:i] {
-			if o.Kind == hs.Kind && o.Proto == hs.Proto {
-				return perr(field, "duplicate header set %v over %v", hs.Kind, hs.Proto)
+			if o.Kind == hs.Kind && o.Proto == hs.Proto && o.Body == hs.Body {
+				return perr(field, "duplicate header set %v over %v (body %v)", hs.Kind, hs.Proto, hs.Body)
 			}
 		}
 		if len(hs.Header) == 0 {

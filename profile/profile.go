@@ -157,6 +157,12 @@ type HTTP1Options struct {
 type HeaderSet struct {
 	Kind  RequestKind
 	Proto Proto
+	// Body marks the variant for requests with a body (a fetch() POST, a
+	// form submission): the browser's order with Content-Length,
+	// Content-Type and Origin in their places. A profile has at most one
+	// set per kind, protocol and Body; a kind without a Body variant sends
+	// its requests with a body with the plain set.
+	Body bool
 	// Header lists the fields in order. Over h2 names are lower case and
 	// pseudo-headers are not included (see HTTP2.PseudoOrder).
 	Header fields.Header
@@ -167,11 +173,23 @@ type HeaderSet struct {
 	PerRequest []string
 }
 
-// HeaderSet returns the default header set for kind over proto, or nil.
+// HeaderSet returns the default header set for kind over proto, for
+// requests without a body, or nil.
 func (p *Profile) HeaderSet(kind RequestKind, proto Proto) *HeaderSet {
+	return p.headerSet(kind, proto, false)
+}
+
+// BodyHeaderSet returns the default header set for kind over proto for
+// requests with a body, or nil when the profile has none for kind (see
+// HeaderSet.Body).
+func (p *Profile) BodyHeaderSet(kind RequestKind, proto Proto) *HeaderSet {
+	return p.headerSet(kind, proto, true)
+}
+
+func (p *Profile) headerSet(kind RequestKind, proto Proto, body bool) *HeaderSet {
 	for i := range p.Headers {
-		if p.Headers[i].Kind == kind && p.Headers[i].Proto == proto {
-			return &p.Headers[i]
+		if hs := &p.Headers[i]; hs.Kind == kind && hs.Proto == proto && hs.Body == body {
+			return hs
 		}
 	}
 	return nil

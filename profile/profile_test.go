@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -323,7 +324,16 @@ func TestParseErrors(t *testing.T) {
 		{"dup set", edit(func(m map[string]any) {
 			hs := m["headers"].([]any)
 			m["headers"] = append(hs, hs[0])
-		}), "headers[8]"},
+		}), fmt.Sprintf("headers[%d]", len(p.Headers))},
+		{"dup body set", edit(func(m map[string]any) {
+			hs := m["headers"].([]any)
+			m["headers"] = append(hs, hs[len(hs)-1])
+		}), fmt.Sprintf("headers[%d]", len(p.Headers))},
+		{"body flag dropped", edit(func(m map[string]any) {
+			for _, hs := range m["headers"].([]any) {
+				delete(hs.(map[string]any), "body")
+			}
+		}), fmt.Sprintf("headers[%d]", slices.IndexFunc(p.Headers, func(hs HeaderSet) bool { return hs.Body }))},
 		{"h2 upper", edit(func(m map[string]any) {
 			m["headers"].([]any)[0].(map[string]any)["header"].([]any)[0].(map[string]any)["name"] = "Sec-Ch-Ua"
 		}), "headers[0].header[0]"},
@@ -447,4 +457,33 @@ func mustMarshalWithHello(t *testing.T, rec []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestParseWithoutBodySets: a file written before header sets had a Body
+// variant (no "body" keys, no body sets) still parses, and its profile has
+// no body sets.
+func TestParseWithoutBodySets(t *testing.T) {
+	p, err := Lookup("firefox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.BodyHeaderSet(Fetch, H2) == nil || p.BodyHeaderSet(Navigate, HTTP1) == nil || p.BodyHeaderSet(Image, H2) != nil {
+		t.Fatal("firefox: want body sets for fetch and navigate only")
+	}
+	q := p.Clone()
+	q.Headers = slices.DeleteFunc(q.Headers, func(hs HeaderSet) bool { return hs.Body })
+	b, err := q.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(`"body"`)) {
+		t.Fatal(`a profile without body sets writes "body" keys`)
+	}
+	r, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.BodyHeaderSet(Fetch, H2) != nil || r.HeaderSet(Fetch, H2) == nil {
+		t.Error("parsed: body set present or plain set missing")
+	}
 }
