@@ -112,9 +112,8 @@ func (f *flowFile) recordedOrder(h2 bool, method, path string) []string {
 
 // TestFlowRecordingsMatchProfiles: the Cookie position in the chrome and
 // firefox profiles is the one the browsers were recorded sending
-// (profile/testdata/recordings/*-flows.json): each recorded request that
-// carried the cookie lists the profile's fields in the profile's order,
-// Cookie included, for each kind over h2 and HTTP/1.1.
+// (profile/testdata/recordings/*-flows.json), and their body sets are the
+// recorded POSTs; see checkFlows.
 func TestFlowRecordingsMatchProfiles(t *testing.T) {
 	for _, tc := range []struct{ profile, file string }{
 		{"chrome156-linux", "chromium-156-flows.json"},
@@ -128,70 +127,82 @@ func TestFlowRecordingsMatchProfiles(t *testing.T) {
 		if err := json.Unmarshal(b, &f); err != nil {
 			t.Fatal(err)
 		}
-		p, err := profile.Lookup(tc.profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
-			for _, k := range []struct {
-				kind profile.RequestKind
-				path string
-			}{
-				{profile.Navigate, FlowNav},
-				{profile.Subresource, "/flow/app.js"},
-				{profile.Image, "/flow/img.png"},
-				{profile.Fetch, "/flow/fetch"},
-			} {
-				rec := f.recordedOrder(proto == profile.H2, "GET", k.path)
-				if !slices.ContainsFunc(rec, func(n string) bool { return fields.EqualFold(n, "cookie") }) {
-					t.Fatalf("%s %v %v: recorded request carries no cookie: %v", tc.profile, k.kind, proto, rec)
-				}
-				hs := p.HeaderSet(k.kind, proto)
-				var want []string
-				for _, fl := range hs.Header {
-					if fl.Value != "" || slices.Contains(rec, fl.Name) {
-						want = append(want, fl.Name)
-					}
-				}
-				// Firefox sends Priority for a script in <head> (the
-				// profile's recording) and not for one at the end of the
-				// body (the flow page's).
-				if slices.Contains(rec, "priority") != slices.Contains(want, "priority") {
-					rec = slices.DeleteFunc(rec, func(n string) bool { return n == "priority" })
-					want = slices.DeleteFunc(want, func(n string) bool { return n == "priority" })
-				}
-				if !slices.Equal(rec, want) {
-					t.Errorf("%s %v over %v:\nrecorded %v\n profile %v", tc.profile, k.kind, proto, rec, want)
+		checkFlows(t, tc.profile, f.recordedOrder)
+	}
+}
+
+// checkFlows compares what a browser sent on the flow pages (order gives
+// the field names of its first method request to path over h2 or
+// HTTP/1.1, Host included) with profile name: each request that carried
+// the cookie lists the profile's fields in the profile's order, Cookie
+// included, for each kind over h2 and HTTP/1.1; the fetch() POST and the
+// form submission list the profile's body sets' fields in order.
+func checkFlows(t *testing.T, name string, order func(h2 bool, method, path string) []string) {
+	t.Helper()
+	p, err := profile.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		for _, k := range []struct {
+			kind profile.RequestKind
+			path string
+		}{
+			{profile.Navigate, FlowNav},
+			{profile.Subresource, "/flow/app.js"},
+			{profile.Image, "/flow/img.png"},
+			{profile.Fetch, "/flow/fetch"},
+		} {
+			rec := order(proto == profile.H2, "GET", k.path)
+			if !slices.ContainsFunc(rec, func(n string) bool { return fields.EqualFold(n, "cookie") }) {
+				t.Errorf("%s %v %v: the browser's request carries no cookie: %v", name, k.kind, proto, rec)
+				continue
+			}
+			hs := p.HeaderSet(k.kind, proto)
+			var want []string
+			for _, fl := range hs.Header {
+				if fl.Value != "" || slices.Contains(rec, fl.Name) {
+					want = append(want, fl.Name)
 				}
 			}
-			// Requests with a body: the body sets are the recorded POSTs, in
-			// order and value, placeholders aside (Chrome's form set adds
-			// Sec-Fetch-User ?1, see gen_flows.go).
-			for _, k := range []struct {
-				kind profile.RequestKind
-				path string
-			}{
-				{profile.Fetch, "/flow/post-text"},
-				{profile.Navigate, "/flow/form"},
-			} {
-				hs := p.BodyHeaderSet(k.kind, proto)
-				if hs == nil {
-					t.Fatalf("%s: no %v body set over %v", tc.profile, k.kind, proto)
+			// Firefox sends Priority for a script in <head> (the
+			// profile's recording) and not for one at the end of the
+			// body (the flow page's).
+			if slices.Contains(rec, "priority") != slices.Contains(want, "priority") {
+				rec = slices.DeleteFunc(rec, func(n string) bool { return n == "priority" })
+				want = slices.DeleteFunc(want, func(n string) bool { return n == "priority" })
+			}
+			if !slices.Equal(rec, want) {
+				t.Errorf("%s %v over %v:\n browser %v\n profile %v", name, k.kind, proto, rec, want)
+			}
+		}
+		// Requests with a body: the body sets are the recorded POSTs, in
+		// order and value, placeholders aside (Chrome's form set adds
+		// Sec-Fetch-User ?1, see gen_flows.go).
+		for _, k := range []struct {
+			kind profile.RequestKind
+			path string
+		}{
+			{profile.Fetch, "/flow/post-text"},
+			{profile.Navigate, "/flow/form"},
+		} {
+			hs := p.BodyHeaderSet(k.kind, proto)
+			if hs == nil {
+				t.Fatalf("%s: no %v body set over %v", name, k.kind, proto)
+			}
+			rec := order(proto == profile.H2, "POST", k.path)
+			var want []string
+			for _, fl := range hs.Header {
+				if !fields.EqualFold(fl.Name, "sec-fetch-user") || slices.Contains(rec, fl.Name) {
+					want = append(want, fl.Name)
 				}
-				rec := f.recordedOrder(proto == profile.H2, "POST", k.path)
-				var want []string
-				for _, fl := range hs.Header {
-					if !fields.EqualFold(fl.Name, "sec-fetch-user") || slices.Contains(rec, fl.Name) {
-						want = append(want, fl.Name)
-					}
-				}
-				if !slices.Equal(rec, want) {
-					t.Errorf("%s %v POST over %v:\nrecorded %v\n profile %v", tc.profile, k.kind, proto, rec, want)
-				}
-				for _, n := range []string{"content-length", "origin", "referer", "cookie"} {
-					if i := slices.IndexFunc(hs.Header, func(f fields.Field) bool { return fields.EqualFold(f.Name, n) }); i < 0 || hs.Header[i].Value != "" {
-						t.Errorf("%s %v POST over %v: %s is not a placeholder", tc.profile, k.kind, proto, n)
-					}
+			}
+			if !slices.Equal(rec, want) {
+				t.Errorf("%s %v POST over %v:\n browser %v\n profile %v", name, k.kind, proto, rec, want)
+			}
+			for _, n := range []string{"content-length", "origin", "referer", "cookie"} {
+				if i := slices.IndexFunc(hs.Header, func(f fields.Field) bool { return fields.EqualFold(f.Name, n) }); i < 0 || hs.Header[i].Value != "" {
+					t.Errorf("%s %v POST over %v: %s is not a placeholder", name, k.kind, proto, n)
 				}
 			}
 		}
