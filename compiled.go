@@ -258,6 +258,17 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 	return dst, nil
 }
 
+// bodyOrigin is the origin argument of headerFor for a request to u with a
+// body of length (0 means none, and then it is ""): u's scheme and
+// authority as the Origin field serialises them (no default port, host in
+// lower case).
+func bodyOrigin(u *parsedURL, length int64) string {
+	if length == 0 {
+		return ""
+	}
+	return u.scheme + "://" + strings.ToLower(u.authority)
+}
+
 // requestOrigin is the Origin of a request with a body: the origin of its
 // Referer (extra's, else the caller's), else origin.
 func requestOrigin(user, extra fields.Header, origin string) string {

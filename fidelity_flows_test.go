@@ -310,3 +310,24 @@ func TestOriginOf(t *testing.T) {
 		}
 	}
 }
+
+func TestBodyOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		url    string
+		length int64
+		want   string
+	}{
+		{"https://Fp.Test:443/form", 3, "https://fp.test"},
+		{"https://fp.test:8443/form?q", -1, "https://fp.test:8443"},
+		{"http://[::1]:80/", 1, "http://[::1]"},
+		{"https://fp.test/", 0, ""},
+	} {
+		u, err := (&Request{URL: tc.url}).parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bodyOrigin(u, tc.length); got != tc.want {
+			t.Errorf("bodyOrigin(%s, %d) = %q, want %q", tc.url, tc.length, got, tc.want)
+		}
+	}
+}
