@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -34,10 +35,11 @@ type Body struct {
 	cst     chunkState
 	ext     int // chunk-extension bytes seen
 	trailer *fields.Header
-	// bulkOK: reads may go to the bulk buffer (set by WriteTo).
+	// bulkOK: reads may go to a bulk buffer (set by WriteTo).
 	bulkOK bool
-	// small is the connection's own read buffer while the bulk buffer
-	// stands in for it; nil otherwise.
+	// big is the bulk buffer standing in for the connection's read buffer,
+	// small that read buffer meanwhile; both nil otherwise.
+	big   *[bulkRead]byte
 	small []byte
 }
 
@@ -58,7 +60,12 @@ const directRead = 4 << 10
 // bulkRead is the size of the buffer WriteTo reads a large body through:
 // fewer, larger reads than the connection's read buffer allows, so fewer
 // syscalls and fewer window-update ACKs per megabyte.
-const bulkRead = 64 << 10
+const bulkRead = 128 << 10
+
+// bulkBufs holds the bulk buffers of the bodies being streamed, so that an
+// idle connection keeps none. Private scratch: a buffer is back in the pool
+// only once no slice of it remains with the connection.
+var bulkBufs = sync.Pool{New: func() any { return new([bulkRead]byte) }}
 
 // Read reads up to len(p) body bytes.
 func (b *Body) Read(p []byte) (int, error) {
@@ -255,7 +262,7 @@ func appendFields(h fields.Header, s string, spans []span) fields.Header {
 // end of a close-delimited body and a truncation of any other.
 func (b *Body) more() error {
 	c := b.c
-	if b.bulkOK && b.small == nil {
+	if b.bulkOK && b.big == nil {
 		b.bulk()
 	}
 	b.setDeadline()
@@ -277,7 +284,7 @@ func (b *Body) more() error {
 // past the body.
 func (b *Body) readLength(a int64) error {
 	c := b.c
-	if b.bulkOK && b.small == nil {
+	if b.bulkOK && b.big == nil {
 		b.bulk()
 	}
 	b.setDeadline()
@@ -328,7 +335,7 @@ func (b *Body) readErr(err error) error {
 	return b.fail(fmt.Errorf("h1: reading response body: %w", err))
 }
 
-// bulk makes the connection's bulk buffer its read buffer for the rest of
+// bulk makes a bulk buffer the connection's read buffer for the rest of
 // the body, moving the unread bytes over.
 func (b *Body) bulk() {
 	c := b.c
@@ -336,32 +343,32 @@ func (b *Body) bulk() {
 		b.bulkOK = false // the read buffer is as large already
 		return
 	}
-	big := c.bulkBuf()
-	n := copy(big, c.rbuf[c.r:c.w])
-	b.small, c.rbuf, c.r, c.w = c.rbuf, big, 0, n
+	big := bulkBufs.Get().(*[bulkRead]byte)
+	n := copy(big[:], c.rbuf[c.r:c.w])
+	b.big, b.small = big, c.rbuf
+	c.rbuf, c.r, c.w = big[:], 0, n
 }
 
 // unbulk gives the connection its own read buffer back when the body ends,
-// before the connection is released: the bulk buffer must be free for the
-// next request's writer. Unread bytes (which make the connection not
-// reusable) move along; if they do not fit, the bulk buffer stays the read
-// buffer and the connection forgets it as its bulk buffer.
+// before the connection is released, and the bulk buffer back to the pool.
+// Unread bytes (which make the connection not reusable) move along; if they
+// do not fit, the closing connection keeps the bulk buffer. So does a read
+// buffer that fill has replaced meanwhile.
 func (b *Body) unbulk() {
-	if b.small == nil {
+	big, small := b.big, b.small
+	if big == nil {
 		return
 	}
+	b.big, b.small = nil, nil
 	c := b.c
-	small := b.small
-	b.small = nil
-	if len(c.cbuf) == 0 || &c.rbuf[0] != &c.cbuf[0] {
-		return // fill replaced the bulk buffer (see fill): keep that one
-	}
-	if c.w-c.r > len(small) {
-		c.cbuf = nil
+	if !c.active || &c.rbuf[0] != &big[0] || c.w-c.r > len(small) {
+		// !c.active: the request already ended (a copy of this Body ended
+		// it); the buffer may be in the pool already.
 		return
 	}
 	n := copy(small, c.rbuf[c.r:c.w])
 	c.rbuf, c.r, c.w = small, 0, n
+	bulkBufs.Put(big)
 }
 
 // end marks a clean end of the body and releases the connection.
@@ -429,8 +436,8 @@ func (b *Body) Close() error {
 
 // WriteTo writes the rest of the body to w, reading through the
 // connection's buffer (no extra copy buffer). A body that goes on past what
-// is buffered is read through the connection's 64 KiB bulk buffer, which
-// stands in for the read buffer until the body ends (fewer, larger reads);
+// is buffered is read through a 128 KiB bulk buffer, which stands in for
+// the connection's read buffer until the body ends (fewer, larger reads);
 // a Content-Length body is never read past its end.
 func (b *Body) WriteTo(w io.Writer) (int64, error) {
 	var total int64

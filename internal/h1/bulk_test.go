@@ -70,8 +70,8 @@ func TestWriteToReadsInBulk(t *testing.T) {
 	if !reusable {
 		t.Fatal("connection not reusable after a clean chunked body")
 	}
-	// 8 MiB plus framing in reads of 64 KiB is 129 reads; 16 KiB reads
-	// would be 514.
+	// 8 MiB plus framing in reads of 128 KiB is 65 reads; 16 KiB reads
+	// (the read buffer's size) would be 514.
 	if max := len(resp)/bulkRead + 3; rc.reads > max {
 		t.Fatalf("%d reads for %d bytes, want <= %d", rc.reads, len(resp), max)
 	}
@@ -218,9 +218,9 @@ func (w *errWriter) Write(p []byte) (int, error) {
 }
 
 // TestBulkConnReuse runs, on one connection: a large chunked download by
-// WriteTo, a streamed upload (through the same per-connection buffer), a
-// download whose writer fails half way (Close then drains it), and a small
-// GET, checking every byte both ways.
+// WriteTo, a streamed upload, a download whose writer fails half way (Close
+// then drains it), and a small GET, checking every byte both ways and that
+// the connection has its own read buffer back.
 func TestBulkConnReuse(t *testing.T) {
 	down := pattern(300 << 10)
 	up := pattern(200 << 10)
@@ -299,7 +299,7 @@ func TestBulkConnReuse(t *testing.T) {
 
 // TestWriteToAllocs: a chunked body copied out with WriteTo on a reused
 // connection allocates nothing beyond the round trip's own allocation (the
-// bulk buffer is the connection's, made once).
+// bulk buffer comes from a pool).
 func TestWriteToAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("alloc budget measured in full runs")
@@ -322,5 +322,44 @@ func TestWriteToAllocs(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(50, run); n > 1 {
 		t.Fatalf("%.1f allocations per chunked GET copied with WriteTo, want <= 1", n)
+	}
+}
+
+// TestBulkConcurrent: connections streaming at the same time, round after
+// round, each get every byte of their own body (bulk buffers go back to the
+// pool and come out again; -race watches for sharing).
+func TestBulkConcurrent(t *testing.T) {
+	const conns, rounds = 4, 5
+	bodies := make([][]byte, conns)
+	for i := range bodies {
+		bodies[i] = pattern(300<<10 + i*1000)
+		for j := range bodies[i] {
+			bodies[i][j] ^= byte(i)
+		}
+	}
+	errc := make(chan error, conns)
+	for i := range conns {
+		resp := append([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), chunkedOf(bodies[i], 20000+i)...)
+		c := cannedServer(t, resp).dial(t, nil)
+		go func() {
+			for range rounds {
+				var r Response
+				if err := c.RoundTrip(testCtx(t), &Request{Method: "GET", Target: "/"}, &r); err != nil {
+					errc <- err
+					return
+				}
+				var got bytes.Buffer
+				if _, err := r.Body.WriteTo(&got); err != nil || !bytes.Equal(got.Bytes(), bodies[i]) {
+					errc <- errors.New("connection " + strconv.Itoa(i) + ": body differs")
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range conns {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -385,19 +385,9 @@ func (c *Conn) streamBytes(withHead bool, body []byte, chunked bool) error {
 	return nil
 }
 
-// streamBuf returns the buffer request bodies are streamed through
-// (streamChunk bytes of the connection's bulk buffer).
 func (c *Conn) streamBuf() []byte {
-	return c.bulkBuf()[:streamChunk]
-}
-
-// bulkBuf returns the connection's bulk buffer, allocated on first use. The
-// writer goroutine streams request bodies through it and, once the writer
-// is done, Body.WriteTo reads large response bodies into it; the two never
-// overlap (RoundTrip joins the writer before it returns the response).
-func (c *Conn) bulkBuf() []byte {
 	if c.cbuf == nil {
-		c.cbuf = make([]byte, max(streamChunk, bulkRead))
+		c.cbuf = make([]byte, streamChunk)
 	}
 	return c.cbuf
 }
