@@ -220,6 +220,9 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 		if i := index(user, d.Name); i >= 0 {
 			for _, u := range user[i:] {
 				if fields.EqualFold(u.Name, d.Name) {
+					if proto == protoH2 {
+						u.Name = d.Name // lower case already: h2Fields need not copy
+					}
 					dst = append(dst, u)
 				}
 			}

@@ -21,9 +21,11 @@ import (
 //	                  (/flow/post-json), then submits the form
 //	                  (application/x-www-form-urlencoded POST, a navigation)
 //	                  to /flow/form.
-//	/flow/nav         a plain page: a browser that kept the cookie (a second
-//	                  run on the same profile) sends a typed navigation
-//	                  carrying it, without the redirect of /flow/start.
+//	/flow/nav         a browser that kept the cookie (a second run on the
+//	                  same profile) sends a typed navigation carrying it,
+//	                  without the redirect of /flow/start; the page's script
+//	                  then navigates to /flow/linked, a navigation with a
+//	                  Referer.
 //	/flow/wait.png    holds the page's load event until the form arrived
 //	                  (at most 5 s), for browsers that stop at load.
 const (
@@ -59,6 +61,12 @@ const flowScript = `(async function () {
 })();
 `
 
+const flowNavHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>guise flow nav</title></head><body>
+<script>location.href = "/flow/linked";</script>
+</body></html>
+`
+
 const flowDoneHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>done</title></head><body>done</body></html>
 `
@@ -87,7 +95,12 @@ func (s *Server) handleFlow(mux *http.ServeMux) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(flowScript))
 	})
-	mux.HandleFunc("GET /flow/nav", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+FlowNav, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte(flowNavHTML))
+	})
+	mux.HandleFunc("GET /flow/linked", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(flowDoneHTML))

@@ -135,8 +135,9 @@ func TestFlowRecordingsMatchProfiles(t *testing.T) {
 // the field names of its first method request to path over h2 or
 // HTTP/1.1, Host included) with profile name: each request that carried
 // the cookie lists the profile's fields in the profile's order, Cookie
-// included, for each kind over h2 and HTTP/1.1; the fetch() POST and the
-// form submission list the profile's body sets' fields in order.
+// included, for each kind over h2 and HTTP/1.1; so does the navigation
+// with a Referer; the fetch() POST and the form submission list the
+// profile's body sets' fields in order.
 func checkFlows(t *testing.T, name string, order func(h2 bool, method, path string) []string) {
 	t.Helper()
 	p, err := profile.Lookup(name)
@@ -175,6 +176,19 @@ func checkFlows(t *testing.T, name string, order func(h2 bool, method, path stri
 			if !slices.Equal(rec, want) {
 				t.Errorf("%s %v over %v:\n browser %v\n profile %v", name, k.kind, proto, rec, want)
 			}
+		}
+		// A navigation with a Referer (the scripted one to /flow/linked,
+		// without user activation: no Sec-Fetch-User) lists the navigation
+		// set's fields, Referer and Cookie included.
+		rec := order(proto == profile.H2, "GET", "/flow/linked")
+		var want []string
+		for _, fl := range p.HeaderSet(profile.Navigate, proto).Header {
+			if !fields.EqualFold(fl.Name, "sec-fetch-user") || slices.Contains(rec, fl.Name) {
+				want = append(want, fl.Name)
+			}
+		}
+		if !slices.Equal(rec, want) {
+			t.Errorf("%s navigation with a referer over %v:\n browser %v\n profile %v", name, proto, rec, want)
 		}
 		// Requests with a body: the body sets are the recorded POSTs, in
 		// order and value, placeholders aside (Chrome's form set adds

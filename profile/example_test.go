@@ -23,7 +23,7 @@ func ExampleLookup() {
 	// Output:
 	// firefox153-linux firefox 153 linux true
 	// HEADER_TABLE_SIZE=65536 ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=131072 MAX_FRAME_SIZE=16384
-	// user-agent | [cookie sec-fetch-site]
+	// user-agent | [referer cookie sec-fetch-site]
 }
 
 func ExampleNames() {

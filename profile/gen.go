@@ -84,11 +84,12 @@ func main() {
 	base.Headers = append(base.Headers, chromeExtra.h1Sets()...)
 	base.HTTP1.Recorded = true
 	addCookies(base, chromeFlows)
+	addNavigationReferer(base, chromeFlows)
 	addBodySets(base, chromeFlows)
 	// Chrome picks its GREASE ECH payload length from these per connection
 	// (the shared recordings' README; the three recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script)"
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -134,10 +135,11 @@ func main() {
 	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json)"
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json)"
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
 	addCookies(ff, firefoxFlows)
+	addNavigationReferer(ff, firefoxFlows)
 	addBodySets(ff, firefoxFlows)
 	out = append(out, ff)
 	// Firefox uses NSS and its own network stack on every desktop OS; only

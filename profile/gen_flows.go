@@ -84,66 +84,93 @@ var cookiePaths = []struct {
 
 // addCookies puts a Cookie placeholder (per-request, empty) into each of
 // p's recorded header sets where the browser sent Cookie in the flow
-// recording. The recorded request without its Cookie must list the set's
-// fields in the set's order (placeholders the request did not need, such
-// as a navigation's Referer, may be missing): a mismatch means the two
-// recordings disagree and stops the generator.
+// recording (see insertPlaceholder).
 func addCookies(p *profile.Profile, f *flows) {
 	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
 		for _, c := range cookiePaths {
-			hs := p.HeaderSet(c.kind, proto)
-			if hs == nil {
-				log.Fatalf("%v: no %v %v header set", p.Browser, c.kind, proto)
-			}
-			rec := f.request(proto, "GET", c.path)
-			at, name := -1, ""
-			var others []string
-			for i, fl := range rec {
-				if fields.EqualFold(fl.Name, "cookie") {
-					at, name = i, fl.Name
-					continue
-				}
-				others = append(others, fl.Name)
-			}
-			if at < 0 {
-				log.Fatalf("%v: %v %s over %v carried no cookie", p.Browser, c.kind, c.path, proto)
-			}
-			var set []string
-			for _, fl := range hs.Header {
-				if fl.Value != "" || containsName(others, fl.Name) {
-					set = append(set, fl.Name)
-				}
-			}
-			// Firefox leaves Priority out for a script at the end of the
-			// body (default urgency) and sends it for one in <head>; the
-			// recordings differ there only.
-			if containsName(set, "priority") != containsName(others, "priority") {
-				set = slices.DeleteFunc(set, func(n string) bool { return n == "priority" })
-				others = slices.DeleteFunc(others, func(n string) bool { return n == "priority" })
-			}
-			if strings.Join(set, ",") != strings.Join(others, ",") {
-				log.Fatalf("%v: %v over %v: flow recording %v, header set %v", p.Browser, c.kind, proto, others, set)
-			}
-			// Insert after the field the browser sent right before Cookie.
-			pos := 0
-			if at > 0 {
-				prev := rec[at-1].Name
-				for i, fl := range hs.Header {
-					if fl.Name == prev {
-						pos = i + 1
-					}
-				}
-			}
-			hs.Header = append(hs.Header[:pos], append(fields.Header{{Name: name}}, hs.Header[pos:]...)...)
-			var per []string
-			for _, fl := range hs.Header {
-				if fields.EqualFold(fl.Name, "cookie") || containsName(hs.PerRequest, fl.Name) {
-					per = append(per, fl.Name)
-				}
-			}
-			hs.PerRequest = per
+			insertPlaceholder(p, c.kind, proto, f.request(proto, "GET", c.path), "cookie")
 		}
 	}
+}
+
+// addNavigationReferer puts a Referer placeholder into p's navigation sets
+// (recorded from typed navigations, which have none) where the browser
+// sent Referer on the flow page's scripted navigation to /flow/linked.
+// That navigation had no user activation, so Chrome sent no
+// Sec-Fetch-User there; the comparison allows that.
+func addNavigationReferer(p *profile.Profile, f *flows) {
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		insertPlaceholder(p, profile.Navigate, proto, f.request(proto, "GET", "/flow/linked"), "referer")
+	}
+}
+
+// insertPlaceholder puts a per-request placeholder for the field name into
+// p's header set for kind over proto, right after the field the browser
+// sent before it in rec. rec without that field must list the set's fields
+// in the set's order (placeholders rec did not need may be missing;
+// Priority and Sec-Fetch-User may be missing on one side: Firefox sends no
+// Priority for a script at the end of a body, and a scripted navigation
+// has no Sec-Fetch-User): a mismatch means the recordings disagree and
+// stops the generator.
+func insertPlaceholder(p *profile.Profile, kind profile.RequestKind, proto profile.Proto, rec fields.Header, name string) {
+	hs := p.HeaderSet(kind, proto)
+	if hs == nil {
+		log.Fatalf("%v: no %v %v header set", p.Browser, kind, proto)
+	}
+	at := -1
+	var others []string
+	for i, fl := range rec {
+		if fields.EqualFold(fl.Name, name) {
+			at = i
+			continue
+		}
+		others = append(others, fl.Name)
+	}
+	if at < 0 {
+		log.Fatalf("%v: the %v request over %v has no %s", p.Browser, kind, proto, name)
+	}
+	if containsFold(hs.Header, name) {
+		log.Fatalf("%v: the %v set over %v has %s already", p.Browser, kind, proto, name)
+	}
+	var set []string
+	for _, fl := range hs.Header {
+		if fl.Value != "" || containsName(others, fl.Name) {
+			set = append(set, fl.Name)
+		}
+	}
+	for _, opt := range []string{"priority", "sec-fetch-user"} {
+		in := func(names []string) bool {
+			return slices.ContainsFunc(names, func(n string) bool { return fields.EqualFold(n, opt) })
+		}
+		if in(set) != in(others) {
+			del := func(n string) bool { return fields.EqualFold(n, opt) }
+			set = slices.DeleteFunc(set, del)
+			others = slices.DeleteFunc(others, del)
+		}
+	}
+	if strings.Join(set, ",") != strings.Join(others, ",") {
+		log.Fatalf("%v: %v over %v: flow recording %v, header set %v", p.Browser, kind, proto, others, set)
+	}
+	pos := 0
+	if at > 0 {
+		pos = -1
+		for i, fl := range hs.Header {
+			if fl.Name == rec[at-1].Name {
+				pos = i + 1
+			}
+		}
+		if pos < 0 {
+			log.Fatalf("%v: %v over %v: %s follows %s, which the set lacks", p.Browser, kind, proto, name, rec[at-1].Name)
+		}
+	}
+	hs.Header = append(hs.Header[:pos], append(fields.Header{{Name: rec[at].Name}}, hs.Header[pos:]...)...)
+	var per []string
+	for _, fl := range hs.Header {
+		if fields.EqualFold(fl.Name, name) || containsName(hs.PerRequest, fl.Name) {
+			per = append(per, fl.Name)
+		}
+	}
+	hs.PerRequest = per
 }
 
 // bodyPaths are the flow requests the Body header sets are taken from: a

@@ -210,14 +210,19 @@ func TestRecordedData(t *testing.T) {
 		proto       Proto
 		after, name string
 	}{
-		{ff, Navigate, H2, "accept-encoding", "cookie"},
+		{ff, Navigate, H2, "referer", "cookie"},
 		{ff, Fetch, H2, "referer", "cookie"},
-		{ff, Navigate, HTTP1, "Connection", "Cookie"},
+		{ff, Navigate, HTTP1, "Referer", "Cookie"},
 		{ff, Fetch, HTTP1, "Connection", "Cookie"},
 		{ch, Navigate, H2, "accept-language", "cookie"},
 		{ch, Image, H2, "accept-language", "cookie"},
 		{ch, Navigate, HTTP1, "Accept-Language", "Cookie"},
 		{ch, Subresource, HTTP1, "Accept-Language", "Cookie"},
+		// and Referer in a navigation
+		{ch, Navigate, H2, "sec-fetch-dest", "referer"},
+		{ch, Navigate, HTTP1, "Sec-Fetch-Dest", "Referer"},
+		{ff, Navigate, H2, "accept-encoding", "referer"},
+		{ff, Navigate, HTTP1, "Connection", "Referer"},
 	} {
 		h := c.p.HeaderSet(c.kind, c.proto).Header
 		i := slices.IndexFunc(h, func(f fields.Field) bool { return f.Name == c.name })
