@@ -283,9 +283,14 @@ func TestFirefoxECHAEADs(t *testing.T) {
 func TestDeterministicWithFixedRand(t *testing.T) {
 	for _, name := range []string{"chrome", "firefox"} {
 		p := lookup(t, name)
+		// Run alone, the process's first hello for a profile is not
+		// reproducible under the same seeds (something set up once draws
+		// from the global source); warm up first.
+		buildHello(t, "fp.test", &Config{Profile: p, Rand: seeded(1)})
 		var hellos [2][]byte
 		for i := range hellos {
 			t.Run(name, func(t *testing.T) {
+				refills.Wait() // no key set is being made ahead on the side
 				cryptotest.SetGlobalRandom(t, 7)
 				hellos[i] = buildHello(t, "fp.test", &Config{Profile: p, Rand: seeded(42)})
 			})
@@ -293,6 +298,7 @@ func TestDeterministicWithFixedRand(t *testing.T) {
 		if !bytes.Equal(hellos[0], hellos[1]) {
 			t.Errorf("%s: same seed, different hellos", name)
 		}
+		refills.Wait()
 		cryptotest.SetGlobalRandom(t, 8)
 		other := buildHello(t, "fp.test", &Config{Profile: p, Rand: seeded(43)})
 		if bytes.Equal(hellos[0], other) {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"crypto/mlkem"
+	"crypto/rand"
 	"errors"
 	"io"
-	"runtime"
+	"sync"
+	"sync/atomic"
 
 	utls "github.com/refraction-networking/utls"
 )
@@ -23,14 +25,14 @@ import (
 //     picks another (Firefox's P-256 share from a server preferring P-256);
 //     forGroup lets Handshake hand uTLS the key of the group the
 //     ServerHello names before uTLS reads it (see handshakeConn);
-//   - the ML-KEM key, the costliest, is made on a second goroutine while
-//     the X25519 keys are made on this one.
+//   - keys can be made ahead of time (spareKeys).
 type keySet struct {
 	ecdhe      *ecdh.PrivateKey // the first classic share's key, as uTLS picks it
 	mlkem      *mlkem.DecapsulationKey768
 	mlkemEcdhe *ecdh.PrivateKey
 	classic    [4]groupKey // every classic share's key, in hello order
 	n          int
+	data       [][]byte // each share's public key, by share index; nil for GREASE
 }
 
 type groupKey struct {
@@ -72,81 +74,58 @@ func curveFor(g utls.CurveID) ecdh.Curve {
 // make keys for.
 var errKeyShareGroup = errors.New("tlsfp: key share for an unsupported group")
 
-// parallelKEM reports whether the ML-KEM key is made on a second
-// goroutine: only when a second CPU can run it.
-var parallelKEM = runtime.GOMAXPROCS(0) > 1
-
-// makeKeyShares makes the private keys for ks's shares (GREASE shares keep
-// their recorded body) and writes the public keys into them. When reuse is
-// set the X25519 share carries the X25519 half of the X25519MLKEM768 share.
-// Randomness is drawn in share order from r (the ML-KEM seed) and from
-// crypto/ecdh's source (which ignores r), all on this goroutine, so a fixed
-// Rand still gives a fixed hello.
-func makeKeyShares(ks *utls.KeyShareExtension, r io.Reader, reuse bool) (*keySet, error) {
-	k := &keySet{}
-	var seed [mlkem.SeedSize]byte
-	var kem chan struct{} // closed when k.mlkem is made on another goroutine
-	var kemErr error
+// newKeySet makes the private keys for a hello whose key shares are for
+// groups, in that order (GREASE groups are skipped), and their public
+// halves (keySet.data, by share index). When reuse is set the X25519 share
+// carries the X25519 half of the X25519MLKEM768 share. Randomness is drawn
+// in share order from r (the ML-KEM seed) and from crypto/ecdh's source
+// (which ignores r), so a fixed Rand still gives a fixed hello.
+func newKeySet(groups []utls.CurveID, r io.Reader, reuse bool) (*keySet, error) {
+	k := &keySet{data: make([][]byte, len(groups))}
 	hybrid := -1
-	for i := range ks.KeyShares {
-		s := &ks.KeyShares[i]
-		switch g := s.Group; {
+	for i, g := range groups {
+		switch {
 		case isGREASE(uint16(g)):
 		case g == utls.X25519MLKEM768:
 			if hybrid >= 0 {
 				return nil, errKeyShareGroup // two hybrid shares
 			}
 			hybrid = i
+			var seed [mlkem.SeedSize]byte
 			if _, err := io.ReadFull(r, seed[:]); err != nil {
 				return nil, errors.New("tlsfp: reading randomness: " + err.Error())
 			}
-			if parallelKEM {
-				kem = make(chan struct{})
-				go func() {
-					defer close(kem)
-					k.mlkem, kemErr = mlkem.NewDecapsulationKey768(seed[:])
-				}()
-			} else if k.mlkem, kemErr = mlkem.NewDecapsulationKey768(seed[:]); kemErr != nil {
-				return nil, kemErr
+			var err error
+			if k.mlkem, err = mlkem.NewDecapsulationKey768(seed[:]); err != nil {
+				return nil, err
 			}
 			if key := k.forGroup(utls.X25519); reuse && key != nil {
 				k.mlkemEcdhe = key
 				continue
 			}
-			key, err := ecdh.X25519().GenerateKey(r)
-			if err != nil {
-				return nil, joinKEM(kem, err)
+			if k.mlkemEcdhe, err = ecdh.X25519().GenerateKey(r); err != nil {
+				return nil, err
 			}
-			k.mlkemEcdhe = key
 		default:
 			c := curveFor(g)
 			if c == nil || k.n == len(k.classic) {
-				return nil, joinKEM(kem, errKeyShareGroup)
+				return nil, errKeyShareGroup
 			}
-			var key *ecdh.PrivateKey
-			if g == utls.X25519 && reuse && k.mlkemEcdhe != nil {
-				key = k.mlkemEcdhe
-			} else {
+			key := k.mlkemEcdhe
+			if g != utls.X25519 || !reuse || key == nil {
 				var err error
 				if key, err = c.GenerateKey(r); err != nil {
-					return nil, joinKEM(kem, err)
+					return nil, err
 				}
 			}
-			s.Data = key.PublicKey().Bytes()
+			k.data[i] = key.PublicKey().Bytes()
 			k.classic[k.n] = groupKey{group: g, key: key}
 			k.n++
 		}
 	}
-	if kem != nil {
-		<-kem
-	}
-	if kemErr != nil {
-		return nil, kemErr
-	}
 	if hybrid >= 0 {
 		ek := k.mlkem.EncapsulationKey().Bytes()
-		data := make([]byte, 0, len(ek)+32)
-		ks.KeyShares[hybrid].Data = append(append(data, ek...), k.mlkemEcdhe.PublicKey().Bytes()...)
+		k.data[hybrid] = append(append(make([]byte, 0, len(ek)+32), ek...), k.mlkemEcdhe.PublicKey().Bytes()...)
 	}
 	if k.n > 0 {
 		k.ecdhe = k.classic[0].key
@@ -156,12 +135,86 @@ func makeKeyShares(ks *utls.KeyShareExtension, r io.Reader, reuse bool) (*keySet
 	return k, nil
 }
 
-// joinKEM waits for a running ML-KEM key generation before returning err.
-func joinKEM(kem chan struct{}, err error) error {
-	if kem != nil {
-		<-kem
+// fill writes the public keys into ks, whose shares are for the groups k
+// was made for. GREASE shares keep their recorded body.
+func (k *keySet) fill(ks *utls.KeyShareExtension) {
+	for i := range ks.KeyShares {
+		if i < len(k.data) && k.data[i] != nil {
+			ks.KeyShares[i].Data = k.data[i]
+		}
 	}
-	return err
+}
+
+// spareKeys holds key sets made ahead of time for one template, so that
+// with the default randomness a handshake finds its keys made: the work
+// (two or three scalar multiplications and an ML-KEM key generation,
+// about a fifth of a handshake's CPU) then runs while an earlier
+// connection waits for its server, instead of before this one can send
+// its hello. Each key set is used by exactly one handshake and never
+// again, so nothing links two connections; an injected Config.Rand
+// bypasses the spares (a fixed Rand must give a fixed hello).
+//
+// At most spareCount sets wait, and at most one goroutine refills them,
+// exiting when they are full.
+type spareKeys struct {
+	groups  []utls.CurveID
+	reuse   bool
+	ready   chan *keySet
+	filling atomic.Bool
+}
+
+// spareCount is how many key sets wait per template.
+const spareCount = 2
+
+func newSpareKeys(groups []utls.CurveID, reuse bool) *spareKeys {
+	return &spareKeys{groups: groups, reuse: reuse, ready: make(chan *keySet, spareCount)}
+}
+
+// take returns a spare key set, or makes one now when none is ready, and
+// starts a refill.
+func (s *spareKeys) take() (*keySet, error) {
+	var k *keySet
+	select {
+	case k = <-s.ready:
+	default:
+	}
+	if s.filling.CompareAndSwap(false, true) {
+		refills.Add(1)
+		go s.refill()
+	}
+	if k != nil {
+		return k, nil
+	}
+	return newKeySet(s.groups, rand.Reader, s.reuse)
+}
+
+// refills counts running refills, for tests that must not race one (a
+// refill draws from crypto/rand, which cryptotest.SetGlobalRandom swaps).
+var refills sync.WaitGroup
+
+func (s *spareKeys) refill() {
+	defer refills.Done()
+	defer s.filling.Store(false)
+	for len(s.ready) < cap(s.ready) {
+		k, err := newKeySet(s.groups, rand.Reader, s.reuse)
+		if err != nil {
+			return // take reports it
+		}
+		select {
+		case s.ready <- k:
+		default:
+			return
+		}
+	}
+}
+
+// shareGroups returns the groups of ks's shares, in order.
+func shareGroups(ks *utls.KeyShareExtension) []utls.CurveID {
+	g := make([]utls.CurveID, len(ks.KeyShares))
+	for i, s := range ks.KeyShares {
+		g[i] = s.Group
+	}
+	return g
 }
 
 // reusesX25519 reports whether a recorded hello puts the same X25519 key in

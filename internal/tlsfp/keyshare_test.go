@@ -200,3 +200,44 @@ func TestChromeECHKeyLooksReal(t *testing.T) {
 		}
 	}
 }
+
+// TestSpareKeysUsedOnce: key sets made ahead are handed out once each, and
+// a handshake with the default randomness takes them.
+func TestSpareKeysUsedOnce(t *testing.T) {
+	p := lookup(t, "chrome")
+	tpl, err := compiled(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		if i%4 == 0 {
+			refills.Wait() // let the spares fill, so some hellos take one
+		}
+		s := shareData(t, buildHello(t, "fp.test", &Config{Profile: p}))
+		for _, g := range []uint16{uint16(X25519MLKEM768), uint16(X25519)} {
+			k := string(s[g])
+			if seen[k] {
+				t.Fatalf("hello %d: a key share of group %04x was sent before", i, g)
+			}
+			seen[k] = true
+		}
+	}
+	refills.Wait()
+	if n := len(tpl.spares.ready); n != spareCount {
+		t.Fatalf("%d key sets wait, want %d", n, spareCount)
+	}
+	// The next hellos send the waiting sets' keys, in order.
+	var want [spareCount][]byte
+	for i := range want {
+		k := <-tpl.spares.ready
+		want[i] = k.classic[0].key.PublicKey().Bytes()
+		tpl.spares.ready <- k
+	}
+	for i := range want {
+		if got := shareData(t, buildHello(t, "fp.test", &Config{Profile: p}))[uint16(X25519)]; !bytes.Equal(got, want[i]) {
+			t.Errorf("hello %d did not take the waiting key set", i)
+		}
+	}
+	refills.Wait()
+}
