@@ -54,6 +54,13 @@ type ClientConn struct {
 	wlock chan struct{}
 	wwait atomic.Int32
 	wb    frameBuf // frames not yet written; under wlock
+	// flushing says that a writer sends a batch outside wlock; frames
+	// added meanwhile are its to send next. spare is the buffer of the
+	// batch sent last, for reuse. Both under wlock.
+	flushing bool
+	spare    []byte
+	// nclock is held while a batch is written to nc, outside wlock.
+	nclock chan struct{}
 	werr  error    // first error of a frame write; under wlock
 	hbuf  []byte   // header block scratch; under wlock
 	enc   *encoder // under wlock
@@ -114,6 +121,7 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 		nc:            nc,
 		cfg:           cfg,
 		wlock:         make(chan struct{}, 1),
+		nclock:        make(chan struct{}, 1),
 		wake:          make(chan struct{}, 1),
 		readDone:      make(chan struct{}),
 		writeDone:     make(chan struct{}),
@@ -346,9 +354,15 @@ func (cc *ClientConn) fail(err error) {
 		t := time.NewTimer(goAwayTimeout)
 		select {
 		case cc.wlock <- struct{}{}:
-			cc.nc.SetWriteDeadline(time.Now().Add(goAwayTimeout))
-			if cc.fr.WriteGoAway(last, ce.Code, nil) == nil {
-				cc.nc.Write(cc.wb.b)
+			// After the batch being written, if any.
+			select {
+			case cc.nclock <- struct{}{}:
+				cc.nc.SetWriteDeadline(time.Now().Add(goAwayTimeout))
+				if cc.fr.WriteGoAway(last, ce.Code, nil) == nil {
+					cc.nc.Write(cc.wb.b)
+				}
+				<-cc.nclock
+			case <-t.C:
 			}
 			cc.wb.reset()
 			<-cc.wlock

@@ -114,11 +114,8 @@ func (e *encoder) search(name, value string) (exact, nameRef uint64) {
 		// Scan static upwards, then dynamic newest to oldest; stop at the
 		// first exact match.
 		if hasStatic {
-			if i, ok := staticExact[[2]string{name, value}]; ok {
-				return uint64(i), uint64(i)
-			}
-			if value == "" && staticTable[sn[0]-1][1] == "" {
-				return uint64(sn[0]), uint64(sn[0])
+			if i := staticExactIndex(sn, value); i != 0 {
+				return i, i
 			}
 			nameRef = uint64(sn[1])
 		}
@@ -133,11 +130,8 @@ func (e *encoder) search(name, value string) (exact, nameRef uint64) {
 		return 0, nameRef
 	}
 	if hasStatic {
-		if i, ok := staticExact[[2]string{name, value}]; ok {
-			return uint64(i), uint64(i)
-		}
-		if value == "" && staticTable[sn[0]-1][1] == "" {
-			return uint64(sn[0]), uint64(sn[0])
+		if i := staticExactIndex(sn, value); i != 0 {
+			return i, i
 		}
 		nameRef = uint64(sn[0])
 	}
@@ -153,6 +147,18 @@ func (e *encoder) search(name, value string) (exact, nameRef uint64) {
 		}
 	}
 	return 0, nameRef
+}
+
+// staticExactIndex returns the static index of the entry with value among
+// those of one name (sn: its lowest and highest index, which are
+// contiguous), or 0. An empty value matches only an entry without one.
+func staticExactIndex(sn [2]uint8, value string) uint64 {
+	for i := sn[0]; i <= sn[1]; i++ {
+		if staticTable[i-1][1] == value {
+			return uint64(i)
+		}
+	}
+	return 0
 }
 
 func (e *encoder) literal(dst []byte, first byte, n uint8, nameRef uint64, name, value string) []byte {

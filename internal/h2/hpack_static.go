@@ -35,13 +35,3 @@ var staticName = func() map[string][2]uint8 {
 	return m
 }()
 
-// staticExact maps a (name, value) pair with a non-empty value to its index.
-var staticExact = func() map[[2]string]uint8 {
-	m := make(map[[2]string]uint8)
-	for i, e := range staticTable {
-		if e[1] != "" {
-			m[e] = uint8(i + 1)
-		}
-	}
-	return m
-}()

@@ -126,8 +126,16 @@ func (cc *ClientConn) lockWrite(ctx context.Context) bool {
 	return false
 }
 
-// unlockWrite writes owed control frames into the batch, sends the batch
-// unless another writer is about to add to it, and releases the lock.
+// maxFlushRounds bounds the batches one unlockWrite writes for others
+// before it leaves the rest to the control writer.
+const maxFlushRounds = 4
+
+// unlockWrite writes owed control frames into the batch, releases the lock
+// and sends the batch, unless another writer is about to add to it or a
+// write is already under way (whose writer then sends it: frames that
+// arrive during a write go out together in the next one). The write itself
+// happens outside the lock, so that other requests add their frames
+// meanwhile instead of waiting.
 func (cc *ClientConn) unlockWrite() {
 	cc.mu.Lock()
 	for _, f := range cc.ctrl {
@@ -136,22 +144,42 @@ func (cc *ClientConn) unlockWrite() {
 	clear(cc.ctrl)
 	cc.ctrl = cc.ctrl[:0]
 	cc.mu.Unlock()
-	var err error
 	if cc.werr != nil {
-		err = ConnectionError{ErrCodeInternal, "writing a frame: " + cc.werr.Error()}
+		err := ConnectionError{ErrCodeInternal, "writing a frame: " + cc.werr.Error()}
 		cc.wb.reset()
-	} else if len(cc.wb.b) > 0 && cc.wwait.Load() == 0 {
+		<-cc.wlock
+		cc.fail(err)
+		return
+	}
+	for range maxFlushRounds {
+		if len(cc.wb.b) == 0 || cc.flushing || cc.wwait.Load() > 0 {
+			break
+		}
+		out := cc.wb.b
+		cc.wb.b, cc.spare = cc.spare[:0], nil
+		cc.flushing = true
+		<-cc.wlock
+		cc.nclock <- struct{}{} // held by fail for a GOAWAY, briefly
 		if cc.cfg.WriteTimeout > 0 {
 			cc.nc.SetWriteDeadline(time.Now().Add(cc.cfg.WriteTimeout))
 		}
-		_, err = cc.nc.Write(cc.wb.b)
-		cc.wb.reset()
+		_, err := cc.nc.Write(out)
+		<-cc.nclock
+		cc.wlock <- struct{}{} // held only briefly by others
+		cc.flushing = false
+		if cap(out) <= 1<<20 {
+			cc.spare = out[:0]
+		}
+		if err != nil {
+			cc.wb.reset()
+			<-cc.wlock
+			cc.fail(err)
+			return
+		}
 	}
-	pending := len(cc.wb.b) > 0
+	pending := len(cc.wb.b) > 0 && !cc.flushing
 	<-cc.wlock
-	if err != nil {
-		cc.fail(err)
-	} else if pending && cc.wwait.Load() == 0 {
+	if pending && cc.wwait.Load() == 0 {
 		cc.kick()
 	}
 }
