@@ -84,7 +84,7 @@ func main() {
 	var how string
 	switch filepath.Base(*browser) {
 	case "chromium":
-		how = "profile/testdata/record/flows.go -browser chromium: the echo server (fingerprint.Server) on 127.0.0.1, then `chromium " + strings.Join(chromiumArgs("$D"), " ") + " https://fp.test:PORT" + fingerprint.FlowStart + "`, then the same with the URL https://fp.test:PORT" + fingerprint.FlowNav + " (same user data dir $D, so the cookie is kept); both again with a new $D and --disable-http2 added"
+		how = "profile/testdata/record/flows.go -browser chromium: the echo server (fingerprint.Server) on 127.0.0.1, then `chromium " + shellJoin(chromiumArgs("$D")) + " https://fp.test:PORT" + fingerprint.FlowStart + "`, then the same with the URL https://fp.test:PORT" + fingerprint.FlowNav + " (same user data dir $D, so the cookie is kept); both again with a new $D and --disable-http2 added"
 		for _, h1 := range []bool{false, true} {
 			args := chromiumArgs(filepath.Join(dir, fmt.Sprint("chromium-", h1)))
 			if h1 {
@@ -166,6 +166,18 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "%d h2 requests, %d HTTP/1.1 heads\n", len(o.H2), len(o.HTTP1))
+}
+
+// shellJoin joins args for the how field, quoting those with spaces.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = a
+		if strings.ContainsRune(a, ' ') {
+			q[i] = `"` + a + `"`
+		}
+	}
+	return strings.Join(q, " ")
 }
 
 func chromiumArgs(userDir string) []string {
