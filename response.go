@@ -33,36 +33,39 @@ type Response struct {
 	// went (the last hop of a redirect chain).
 	Timings Timings
 
-	h1    h1.Response
-	h2req h2.Request
-	h2    *h2.Response
-	h2st  h2.Stream // the first attempt's HTTP/2 stream, in the same allocation
-	tries int       // HTTP/2 attempts made; a retry takes a new Stream
-	body  responseBody
-	url   *parsedURL
+	h1   *h1.Response // the HTTP/1.1 engine's response, in h1Response
+	h2   *h2.Response // the HTTP/2 engine's response, in h2Response
+	body responseBody
+	url  *parsedURL
+}
+
+// h1Response is a Response with what an HTTP/1.1 exchange needs, in one
+// allocation.
+type h1Response struct {
+	Response
+	eng   h1.Response
 	hdr   [16]Field // backs Header for heads of up to 16 fields
 	extra [4]Field  // backs the per-request fields guise computes
 }
 
-// fill copies what the engine parsed into the public fields.
-func (r *Response) fill() {
-	r.StatusCode = r.h1.StatusCode
-	r.Proto = r.h1.Proto
-	r.Status = r.h1.Reason
-	r.Header = r.h1.Header
-	r.ContentLength = r.h1.ContentLength
-	r.body.r = &r.h1.Body
-	r.Body = &r.body
+// h2Response is a Response with what an HTTP/2 exchange needs, in one
+// allocation: the stream (which holds the response fields) and the request
+// the stream refers to until it ends.
+type h2Response struct {
+	Response
+	req h2.Request
+	st  h2.Stream
 }
 
-// fillH2 copies what the HTTP/2 engine returned into the public fields.
-func (r *Response) fillH2(hr *h2.Response) {
-	r.h2 = hr
-	r.StatusCode = hr.StatusCode
-	r.Proto = "HTTP/2.0"
-	r.Header = hr.Header
-	r.ContentLength = hr.ContentLength
-	r.body.r = hr.Body
+// fill copies what the engine parsed into the public fields.
+func (r *h1Response) fill() {
+	r.h1 = &r.eng
+	r.StatusCode = r.eng.StatusCode
+	r.Proto = r.eng.Proto
+	r.Status = r.eng.Reason
+	r.Header = r.eng.Header
+	r.ContentLength = r.eng.ContentLength
+	r.body.r = &r.eng.Body
 	r.Body = &r.body
 }
 
@@ -72,7 +75,10 @@ func (r *Response) Trailer() Header {
 	if r.h2 != nil {
 		return r.h2.Trailer
 	}
-	return r.h1.Trailer
+	if r.h1 != nil {
+		return r.h1.Trailer
+	}
+	return nil
 }
 
 // Bytes reads the whole body, closes it and returns it. The buffer is sized

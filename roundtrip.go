@@ -8,6 +8,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -40,11 +41,11 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		key.Proxy = o.proxy.key
 	}
 
-	resp := &Response{}
-	resp.h1.Header = resp.hdr[:0]
-	resp.url = u
+	// The Response is allocated once the protocol is known, with what that
+	// protocol needs; an HTTP/1.1 retry reuses its Response.
+	var r1 *h1Response
 	trace := httptrace.ContextClientTrace(ctx)
-	tm := &resp.Timings
+	var tm Timings
 	tm.Start = time.Now()
 	for attempt := 0; ; attempt++ {
 		if trace != nil && trace.GetConn != nil {
@@ -62,8 +63,10 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: reused, WasIdle: reused})
 		}
 		if c.h2 != nil {
-			err := st.roundTripH2(ctx, c, req, u, b, o, x, resp)
+			resp, err := st.roundTripH2(ctx, c, req, u, b, o, x)
 			if err == nil {
+				resp.url = u
+				resp.Timings = tm
 				resp.gotHead(trace)
 				return resp, nil
 			}
@@ -72,10 +75,15 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			}
 			return nil, classify(ctx, err)
 		}
+		if r1 == nil {
+			r1 = &h1Response{}
+			r1.eng.Header = r1.hdr[:0]
+			r1.url = u
+		}
 		r := &c.req
 		r.Method = method
 		r.Target = u.target
-		ex := append(append(resp.extra[:0], fields.Field{Name: "Host", Value: u.authority}), x...)
+		ex := append(append(r1.extra[:0], fields.Field{Name: "Host", Value: u.authority}), x...)
 		if c.absolute {
 			r.Target = u.scheme + "://" + u.authority + u.target
 			if c.auth != "" {
@@ -93,11 +101,12 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		// caller's by validHeader above, and guise's own (Host, Cookie,
 		// Referer) come from a parsed URL or the jar.
 		r.Validated = true
-		err = c.roundTrip(ctx, r, &resp.h1)
+		err = c.roundTrip(ctx, r, &r1.eng)
 		if err == nil {
-			resp.fill()
-			resp.gotHead(trace)
-			return resp, nil
+			r1.fill()
+			r1.Timings = tm
+			r1.gotHead(trace)
+			return &r1.Response, nil
 		}
 		// RoundTrip closed the connection and will not call Release.
 		c.abandon()
@@ -122,13 +131,15 @@ func validHeader(h Header) error {
 	return nil
 }
 
-// roundTripH2 sends req on a stream of c, whose slot getConn reserved.
-func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request, u *parsedURL, b body, o *options, x fields.Header, resp *Response) error {
+// roundTripH2 sends req on a stream of c, whose slot getConn reserved, and
+// returns the response head in a new Response.
+func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request, u *parsedURL, b body, o *options, x fields.Header) (*Response, error) {
 	kind := req.Kind
 	if kind == 0 {
 		kind = profile.Navigate
 	}
-	r := &resp.h2req
+	resp := &h2Response{}
+	r := &resp.req
 	*r = h2.Request{
 		Method:          req.method(),
 		Scheme:          u.scheme,
@@ -139,38 +150,55 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 		ContentLength:   b.length,
 		HeadTimeout:     st.headTO,
 		BodyIdleTimeout: st.bodyTO,
+		// Profile fields were checked when the profile was parsed, the
+		// caller's by validHeader, guise's own come from a parsed URL or
+		// the jar, and header lower-cases the names.
+		Validated: true,
 	}
 	if int(kind) < kindCount {
 		r.Priority = o.profile.prio[kind]
 	}
+	// The request's fields are needed only until RoundTripStream has
+	// encoded them: they are built in pooled scratch, not in the Response.
+	scratch := h2HeaderPool.Get().(*[h2ScratchFields]Field)
+	defer func() {
+		clear(scratch[:])
+		h2HeaderPool.Put(scratch)
+	}()
 	var err error
-	r.Header, err = o.profile.header(resp.hdr[:0], protoH2, kind, req.Header, x, b.length)
+	r.Header, err = o.profile.header(scratch[:0], protoH2, kind, req.Header, x, b.length)
 	if err != nil {
 		c.h2.CancelReservation()
 		c.abandon()
-		return err
+		return nil, err
 	}
-	// Profile fields were checked when the profile was parsed, the
-	// caller's by validHeader, guise's own come from a parsed URL or the
-	// jar, and header lower-cased the names.
-	r.Validated = true
-	st2 := &resp.h2st
-	if resp.tries > 0 {
-		st2 = new(h2.Stream) // the first may still be known to its connection
-	}
-	resp.tries++
-	hr, err := c.h2.RoundTripStream(ctx, r, st2)
+	hr, err := c.h2.RoundTripStream(ctx, r, &resp.st)
+	r.Header = nil
 	if err != nil {
 		if errors.Is(err, h2.ErrRefusedToSend) {
 			// Refused before a stream was taken: the reservation stands.
 			c.h2.CancelReservation()
 		}
 		c.abandon()
-		return err
+		return nil, err
 	}
-	resp.fillH2(hr)
-	return nil
+	resp.h2 = hr
+	resp.StatusCode = hr.StatusCode
+	resp.Proto = "HTTP/2.0"
+	resp.Header = hr.Header
+	resp.ContentLength = hr.ContentLength
+	resp.body.r = hr.Body
+	resp.Body = &resp.body
+	return &resp.Response, nil
 }
+
+// h2ScratchFields is the size of the pooled arrays HTTP/2 request heads
+// are built in; a larger head grows out of its array (and that copy is not
+// pooled).
+const h2ScratchFields = 24
+
+// h2HeaderPool holds *[h2ScratchFields]Field, cleared.
+var h2HeaderPool = sync.Pool{New: func() any { return new([h2ScratchFields]Field) }}
 
 // gotHead records the head's arrival and reports it to trace. The write
 // events are reported here too, in their order: the engines do not report

@@ -34,4 +34,3 @@ var staticName = func() map[string][2]uint8 {
 	}
 	return m
 }()
-
