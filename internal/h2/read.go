@@ -95,6 +95,9 @@ func (cc *ClientConn) readFrame() error {
 		}
 		cc.sawSettings = true
 	}
+	if fh.Type == FrameData && fh.Length == chunkSize && fh.Flags&http2.FlagDataPadded == 0 && fh.StreamID != 0 && cc.wholeBlockFits(fh.StreamID) {
+		return cc.readDataBlock(fh)
+	}
 	if fh.Type == FrameHeaders {
 		if fh.Flags.Has(http2.FlagHeadersEndHeaders) {
 			return cc.readHeaders(fh)
@@ -149,6 +152,36 @@ func (cc *ClientConn) readHeaders(fh http2.FrameHeader) error {
 	}
 	cc.empty = 0
 	return cc.onHeaderBlock(fh.StreamID, fh.Flags.Has(http2.FlagHeadersEndStream), p[:len(p)-pad])
+}
+
+// wholeBlockFits reports whether stream id would take a DATA payload of a
+// whole block as it is (its queued bytes fill their blocks), so that the
+// payload can be read straight into a block of its own.
+func (cc *ClientConn) wholeBlockFits(id uint32) bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	s := cc.streams[id]
+	return s != nil && s.data.full() && !s.bodyClosed
+}
+
+// readDataBlock reads the payload of an unpadded DATA frame of chunkSize
+// bytes straight into a pooled block and hands the block to the stream,
+// sparing the copy through the Framer's buffer. The checks are onData's.
+func (cc *ClientConn) readDataBlock(fh http2.FrameHeader) error {
+	blk := chunkPool.Get().(*[chunkSize]byte)
+	if _, err := io.ReadFull(&cc.rd, blk[:]); err != nil {
+		chunkPool.Put(blk)
+		return err
+	}
+	if cc.idleTimer != nil {
+		cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
+	}
+	end := fh.Flags.Has(http2.FlagDataEndStream)
+	err := cc.onDataBytes(fh.StreamID, chunkSize, blk[:], end, blk)
+	if err == nil && end || cc.ctrlOwed() {
+		cc.afterUnlock()
+	}
+	return err
 }
 
 // tooShort is the error of a frame too short for its fixed fields.
@@ -417,11 +450,22 @@ func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
 }
 
 func (cc *ClientConn) onData(f *http2.DataFrame) error {
-	// The Framer checked the stream id and the padding. Flow control counts
-	// the whole payload, padding included.
-	full := int64(f.Length)
-	data := f.Data()
-	end := f.StreamEnded()
+	// The Framer checked the stream id and the padding.
+	return cc.onDataBytes(f.StreamID, int64(f.Length), f.Data(), f.StreamEnded(), nil)
+}
+
+// onDataBytes handles the data of a DATA frame on stream id whose payload
+// (padding included, which flow control counts) is full bytes long. When
+// blk is not nil, data is blk's first bytes and the stream may take blk
+// instead of a copy of them; otherwise blk goes back to the pool.
+func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, blk *[chunkSize]byte) error {
+	if blk != nil {
+		defer func() {
+			if blk != nil {
+				chunkPool.Put(blk)
+			}
+		}()
+	}
 	if full == 0 && !end {
 		cc.empty++
 		if cc.empty > maxEmptyFrames {
@@ -436,9 +480,9 @@ func (cc *ClientConn) onData(f *http2.DataFrame) error {
 		return ConnectionError{ErrCodeFlowControl, "DATA beyond the connection window"}
 	}
 	cc.recvWindow -= full
-	s := cc.streams[f.StreamID]
+	s := cc.streams[id]
 	if s == nil {
-		if cc.neverOpenedLocked(f.StreamID) {
+		if cc.neverOpenedLocked(id) {
 			return ConnectionError{ErrCodeProtocol, "DATA on idle stream"}
 		}
 		// A stream we reset or finished: drop, but return the credit.
@@ -468,9 +512,13 @@ func (cc *ClientConn) onData(f *http2.DataFrame) error {
 		cc.creditLocked(int64(len(data)))
 		return cc.streamErrorLocked(s, ErrCodeProtocol, errLengthMismatch)
 	}
-	if s.bodyClosed {
+	switch {
+	case s.bodyClosed:
 		cc.creditLocked(int64(len(data)))
-	} else {
+	case blk != nil && s.data.full():
+		s.data.attach(blk, len(data))
+		blk = nil
+	default:
 		s.data.write(data)
 	}
 	if end {

@@ -291,11 +291,21 @@ func (cc *ClientConn) cancel(s *stream, err error) { cc.cancelCode(s, ErrCodeCan
 
 // chunks is a queue of received DATA bytes in fixed-size pooled blocks, so
 // that a long body is never copied twice and memory goes back as it is read.
+// Bytes are either copied into the room of the last block (write) or come
+// in a whole block the read loop filled itself (attach). Every block but
+// the last is full, or was attached when the one before it was full, so the
+// blocks stay densely filled whatever the sizes of the peer's frames.
 type chunks struct {
-	blocks []*[chunkSize]byte
-	r, w   int // read offset in blocks[0], write offset in the last block
+	segs   []seg
+	r      int // read offset in segs[0]
 	n      int
-	inline [2]*[chunkSize]byte
+	inline [2]seg
+}
+
+// seg is one block and how many of its bytes hold data.
+type seg struct {
+	b   *[chunkSize]byte
+	end int
 }
 
 const chunkSize = 16 << 10
@@ -304,42 +314,54 @@ var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
 func (c *chunks) len() int { return c.n }
 
+// full reports whether the last block has no room left (or there is none),
+// so that a whole block may follow without leaving a hole.
+func (c *chunks) full() bool {
+	return len(c.segs) == 0 || c.segs[len(c.segs)-1].end == chunkSize
+}
+
 func (c *chunks) write(p []byte) {
 	for len(p) > 0 {
-		if len(c.blocks) == 0 || c.w == chunkSize {
-			if c.blocks == nil {
-				c.blocks = c.inline[:0]
-			}
-			c.blocks = append(c.blocks, chunkPool.Get().(*[chunkSize]byte))
-			c.w = 0
+		if c.full() {
+			c.push(seg{b: chunkPool.Get().(*[chunkSize]byte)})
 		}
-		n := copy(c.blocks[len(c.blocks)-1][c.w:], p)
-		c.w += n
+		last := &c.segs[len(c.segs)-1]
+		n := copy(last.b[last.end:], p)
+		last.end += n
 		c.n += n
 		p = p[n:]
 	}
 }
 
+// attach appends the block b holding n bytes; the queue owns it from now.
+func (c *chunks) attach(b *[chunkSize]byte, n int) {
+	c.push(seg{b: b, end: n})
+	c.n += n
+}
+
+func (c *chunks) push(sg seg) {
+	if c.segs == nil {
+		c.segs = c.inline[:0]
+	}
+	c.segs = append(c.segs, sg)
+}
+
 func (c *chunks) read(p []byte) int {
 	total := 0
 	for len(p) > 0 && c.n > 0 {
-		end := chunkSize
-		if len(c.blocks) == 1 {
-			end = c.w
-		}
-		n := copy(p, c.blocks[0][c.r:end])
+		first := &c.segs[0]
+		n := copy(p, first.b[c.r:first.end])
 		c.r += n
 		c.n -= n
 		total += n
 		p = p[n:]
-		if c.r == end {
-			chunkPool.Put(c.blocks[0])
-			c.blocks[0] = nil
-			c.blocks = c.blocks[1:]
+		if c.r == first.end {
+			chunkPool.Put(first.b)
+			*first = seg{}
+			c.segs = c.segs[1:]
 			c.r = 0
-			if len(c.blocks) == 0 {
-				c.blocks = c.inline[:0]
-				c.w = 0
+			if len(c.segs) == 0 {
+				c.segs = c.inline[:0]
 			}
 		}
 	}
@@ -347,10 +369,10 @@ func (c *chunks) read(p []byte) int {
 }
 
 func (c *chunks) release() {
-	for i, b := range c.blocks {
-		chunkPool.Put(b)
-		c.blocks[i] = nil
+	for i := range c.segs {
+		chunkPool.Put(c.segs[i].b)
+		c.segs[i] = seg{}
 	}
-	c.blocks = c.blocks[:0]
-	c.r, c.w, c.n = 0, 0, 0
+	c.segs = c.segs[:0]
+	c.r, c.n = 0, 0
 }
