@@ -3,6 +3,7 @@ package h2
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -143,6 +144,7 @@ func (cc *ClientConn) unlockWrite() {
 	}
 	clear(cc.ctrl)
 	cc.ctrl = cc.ctrl[:0]
+	busy := len(cc.streams)+cc.starting+cc.reserved > 1
 	cc.mu.Unlock()
 	if cc.werr != nil {
 		err := ConnectionError{ErrCodeInternal, "writing a frame: " + cc.werr.Error()}
@@ -151,13 +153,24 @@ func (cc *ClientConn) unlockWrite() {
 		cc.fail(err)
 		return
 	}
-	for range maxFlushRounds {
+	for round := range maxFlushRounds {
 		if len(cc.wb.b) == 0 || cc.flushing || cc.wwait.Load() > 0 {
 			break
 		}
+		cc.flushing = true
+		if round == 0 && busy {
+			// With other requests in flight, let the goroutines ready to
+			// run add their frames first (responses just woke them, and
+			// they are about to send their next requests): one write then
+			// carries them all, as a browser writes what one turn of its
+			// network loop produced. With nothing else to run this returns
+			// at once; a lone request never waits.
+			<-cc.wlock
+			runtime.Gosched()
+			cc.wlock <- struct{}{}
+		}
 		out := cc.wb.b
 		cc.wb.b, cc.spare = cc.spare[:0], nil
-		cc.flushing = true
 		<-cc.wlock
 		cc.nclock <- struct{}{} // held by fail for a GOAWAY, briefly
 		if cc.cfg.WriteTimeout > 0 {
