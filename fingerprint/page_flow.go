@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync/atomic"
 )
 
 // The flow pages make a browser send the requests the main page does not:
@@ -27,7 +28,8 @@ import (
 //	                  then navigates to /flow/linked, a navigation with a
 //	                  Referer.
 //	/flow/wait.png    holds the page's load event until the form arrived
-//	                  (at most 5 s), for browsers that stop at load.
+//	                  (at most 5 s), for browsers that stop at load;
+//	/flow/nav-wait.png does the same on /flow/nav until /flow/linked.
 const (
 	FlowStart  = "/flow/start"
 	FlowNav    = "/flow/nav"
@@ -63,6 +65,7 @@ const flowScript = `(async function () {
 
 const flowNavHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>guise flow nav</title></head><body>
+<img src="/flow/nav-wait.png" alt="" width="1" height="1">
 <script>location.href = "/flow/linked";</script>
 </body></html>
 `
@@ -96,17 +99,28 @@ func (s *Server) handleFlow(mux *http.ServeMux) {
 		w.Write([]byte(flowScript))
 	})
 	mux.HandleFunc("GET "+FlowNav, func(w http.ResponseWriter, r *http.Request) {
+		s.flowNavs.Add(1)
+		s.notify()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(flowNavHTML))
 	})
 	mux.HandleFunc("GET /flow/linked", func(w http.ResponseWriter, r *http.Request) {
+		s.flowLinked.Add(1)
+		s.notify()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(flowDoneHTML))
 	})
 	mux.HandleFunc("GET /flow/img.png", servePixel)
-	mux.HandleFunc("GET /flow/wait.png", s.serveFlowWait)
+	mux.HandleFunc("GET /flow/wait.png", func(w http.ResponseWriter, r *http.Request) {
+		s.waitUntil(r.Context(), &s.flowForms, &s.flowPages)
+		servePixel(w, r)
+	})
+	mux.HandleFunc("GET /flow/nav-wait.png", func(w http.ResponseWriter, r *http.Request) {
+		s.waitUntil(r.Context(), &s.flowLinked, &s.flowNavs)
+		servePixel(w, r)
+	})
 	mux.HandleFunc("/flow/fetch", s.serveSmall)
 	mux.HandleFunc("/flow/post-text", drained(s.serveSmall))
 	mux.HandleFunc("/flow/post-json", drained(s.serveSmall))
@@ -120,15 +134,15 @@ func (s *Server) handleFlow(mux *http.ServeMux) {
 	})
 }
 
-// serveFlowWait answers once every flow page served so far was followed
-// by its form submission, or after waitLimit.
-func (s *Server) serveFlowWait(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), waitLimit)
+// waitUntil returns once done has caught up with started, after
+// waitLimit, or when ctx ends or the server closes.
+func (s *Server) waitUntil(ctx context.Context, done, started *atomic.Int64) {
+	ctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
-	for s.flowForms.Load() < s.flowPages.Load() {
+	for done.Load() < started.Load() {
 		ch := s.Changed()
-		if s.flowForms.Load() >= s.flowPages.Load() {
-			break
+		if done.Load() >= started.Load() {
+			return
 		}
 		select {
 		case <-ch:
@@ -136,10 +150,9 @@ func (s *Server) serveFlowWait(w http.ResponseWriter, r *http.Request) {
 		case <-s.closing:
 		}
 		if ctx.Err() != nil || s.isClosing() {
-			break
+			return
 		}
 	}
-	servePixel(w, r)
 }
 
 // maxFlowBody bounds the request body a flow handler reads.

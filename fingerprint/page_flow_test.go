@@ -19,7 +19,8 @@ import (
 // TestFlowPages walks the flow as a browser does: the start sets the
 // cookie and redirects to the page, which carries it; the page names its
 // script and form; the form is answered; and the wait image no longer
-// waits once the form came.
+// waits once the form came; likewise the nav page's image once the linked
+// page was asked for.
 func TestFlowPages(t *testing.T) {
 	s := startServer(t, nil)
 	base := "http://" + s.ListenAddr()
@@ -55,6 +56,11 @@ func TestFlowPages(t *testing.T) {
 	}
 	get("POST", "/flow/form", FlowFormBody)
 	get("GET", "/flow/wait.png", "") // the client's 3 s timeout fails a wait of 5 s
+	if nav := get("GET", FlowNav, ""); !strings.Contains(nav, `"/flow/linked"`) || !strings.Contains(nav, `src="/flow/nav-wait.png"`) {
+		t.Errorf("the nav page does not navigate on, held by its image:\n%s", nav)
+	}
+	get("GET", "/flow/linked", "")
+	get("GET", "/flow/nav-wait.png", "")
 	tr.CloseIdleConnections()
 	var heads []string
 	for _, r := range s.Records() {
@@ -68,6 +74,9 @@ func TestFlowPages(t *testing.T) {
 		"GET /flow/app.js cookie=" + FlowCookie,
 		"POST /flow/form cookie=" + FlowCookie,
 		"GET /flow/wait.png cookie=" + FlowCookie,
+		"GET /flow/nav cookie=" + FlowCookie,
+		"GET /flow/linked cookie=" + FlowCookie,
+		"GET /flow/nav-wait.png cookie=" + FlowCookie,
 	}
 	if !slices.Equal(heads, want) {
 		t.Errorf("requests\n got %q\nwant %q", heads, want)

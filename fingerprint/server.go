@@ -79,6 +79,8 @@ type Server struct {
 	pages, resumes atomic.Int64 // page and /api/resume requests served
 	flowPages      atomic.Int64 // /flow/ pages served
 	flowForms      atomic.Int64 // /flow/form submissions answered
+	flowNavs       atomic.Int64 // /flow/nav pages served
+	flowLinked     atomic.Int64 // /flow/linked pages served
 
 	pre    sync.WaitGroup // accept loop and per-connection setup goroutines
 	served sync.WaitGroup // connections handed to the http.Server
