@@ -78,6 +78,7 @@ func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Dura
 	cpu0 := cpuTime()
 	start := time.Now()
 
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stop atomic.Bool
@@ -125,6 +126,11 @@ func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Dura
 	s.Conns = -1
 	if firstErr != nil {
 		return s, firstErr
+	}
+	if err := parent.Err(); err != nil {
+		// Cancelled, maybe before the first request (workers then stop
+		// without one failing): the round is not a measurement.
+		return s, err
 	}
 	if conns != nil {
 		n, err := conns()
