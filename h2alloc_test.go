@@ -242,6 +242,61 @@ func TestH2AllocsPerRequest(t *testing.T) {
 	}
 }
 
+// h2AllocBudgetConcurrent is the budget of the same GET made by 16
+// goroutines on one connection, as in bench/h2compare's h2-small-c16:
+// record reads and writes are shared between requests there.
+const h2AllocBudgetConcurrent = 4
+
+// TestH2AllocsPerRequestConcurrent holds the budget with 16 goroutines
+// sharing one Session, connection and cancellable context, counting every
+// allocation of the process over 1600 requests.
+func TestH2AllocsPerRequestConcurrent(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	srv := newH2CannedServer(t)
+	s := &Session{RootCAs: srv.roots}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url := srv.URL()
+	if err := h2Get(ctx, s, url); err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 16, 100
+	run := func() error {
+		errs := make(chan error, workers)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for range each {
+					if err := h2Get(ctx, s, url); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		return <-errs
+	}
+	if err := run(); err != nil { // warm: streams, buffers, pools
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	n := float64(after.Mallocs-before.Mallocs) / (workers * each)
+	t.Logf("%.2f allocations per HTTP/2 request, 16 at a time", n)
+	if n > h2AllocBudgetConcurrent {
+		t.Fatalf("%.2f allocations per HTTP/2 request, 16 at a time, budget %d", n, h2AllocBudgetConcurrent)
+	}
+}
+
 // BenchmarkH2SessionDo is one goroutine's small HTTP/2 GETs.
 func BenchmarkH2SessionDo(b *testing.B) {
 	srv := newH2CannedServer(b)
