@@ -36,7 +36,6 @@ type Response struct {
 	h1   *h1.Response // the HTTP/1.1 engine's response, in h1Response
 	h2   *h2.Response // the HTTP/2 engine's response, in h2Response
 	body responseBody
-	url  *parsedURL
 }
 
 // h1Response is a Response with what an HTTP/1.1 exchange needs, in one

@@ -65,7 +65,6 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		if c.h2 != nil {
 			resp, err := st.roundTripH2(ctx, c, req, u, b, o, x)
 			if err == nil {
-				resp.url = u
 				resp.Timings = tm
 				resp.gotHead(trace)
 				return resp, nil
@@ -78,7 +77,6 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		if r1 == nil {
 			r1 = &h1Response{}
 			r1.eng.Header = r1.hdr[:0]
-			r1.url = u
 		}
 		r := &c.req
 		r.Method = method
