@@ -61,10 +61,12 @@ type ClientConn struct {
 	spare    []byte
 	// nclock is held while a batch is written to nc, outside wlock.
 	nclock chan struct{}
-	werr   error    // first error of a frame write; under wlock
-	hbuf   []byte   // header block scratch; under wlock
-	enc    *encoder // under wlock
-	wake   chan struct{}
+	werr   error  // first error of a frame write; under wlock
+	hbuf   []byte // header block scratch; under wlock
+	// reqFields is the fields of the request being encoded; under wlock.
+	reqFields []tableEntry
+	enc       *encoder // under wlock
+	wake      chan struct{}
 
 	readDone  chan struct{}
 	writeDone chan struct{}

@@ -26,6 +26,58 @@ type encoder struct {
 
 	update    bool   // a size update is owed at the next block start
 	minUpdate uint32 // smallest size set since the last update
+	gen       uint64 // counts changes of the table and of owed updates
+
+	// The last header block whose encoding changed nothing: the same
+	// fields at the same gen encode to the same bytes.
+	memoOK     bool
+	memoGen    uint64
+	memoFields []tableEntry
+	memoBlock  []byte
+}
+
+// block appends the header block of fs. A block like the one before
+// encodes like it when that one changed no table state: its bytes are
+// reused then.
+func (e *encoder) block(dst []byte, fs []tableEntry) []byte {
+	if out, ok := e.cached(dst, fs); ok {
+		return out
+	}
+	gen := e.gen
+	start := len(dst)
+	dst = e.begin(dst)
+	for _, f := range fs {
+		dst = e.field(dst, f.name, f.value)
+	}
+	e.remember(fs, dst[start:], gen)
+	return dst
+}
+
+// cached appends to dst the block last encoded for fs if encoding fs now
+// would give the same bytes: the same fields, with the table unchanged
+// since, and by, that encoding. It reports whether it did.
+func (e *encoder) cached(dst []byte, fs []tableEntry) ([]byte, bool) {
+	if !e.memoOK || e.memoGen != e.gen || len(fs) != len(e.memoFields) {
+		return dst, false
+	}
+	for i, f := range fs {
+		if m := e.memoFields[i]; f.name != m.name || f.value != m.value {
+			return dst, false
+		}
+	}
+	return append(dst, e.memoBlock...), true
+}
+
+// remember keeps block, the encoding of fs begun at gen, for cached when
+// it changed nothing.
+func (e *encoder) remember(fs []tableEntry, block []byte, gen uint64) {
+	if e.gen != gen {
+		e.memoOK = false
+		return
+	}
+	e.memoOK, e.memoGen = true, gen
+	e.memoFields = append(e.memoFields[:0], fs...)
+	e.memoBlock = append(e.memoBlock[:0], block...)
 }
 
 func newEncoder(style *HPACKStyle) *encoder {
@@ -49,6 +101,7 @@ func (e *encoder) setPeerTableSize(v uint32) {
 	}
 	e.update = true
 	e.max = v
+	e.gen++
 	e.evict(0)
 }
 
@@ -58,6 +111,7 @@ func (e *encoder) begin(dst []byte) []byte {
 		return dst
 	}
 	e.update = false
+	e.gen++
 	if e.minUpdate < e.max {
 		dst = appendVarInt(dst, 5, 0x20, uint64(e.minUpdate))
 	}
@@ -188,10 +242,12 @@ func (e *encoder) str(dst []byte, s string) []byte {
 func (e *encoder) add(name, value string) {
 	size := uint32(len(name)+len(value)) + entryOverhead
 	if size > e.max {
+		e.gen++
 		e.dyn = e.dyn[:0]
 		e.size = 0
 		return
 	}
+	e.gen++
 	e.evict(size)
 	e.dyn = append(e.dyn, tableEntry{name, value})
 	e.size += size

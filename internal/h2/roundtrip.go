@@ -201,7 +201,7 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	}
 	cc.mu.Unlock()
 
-	hb := cc.enc.begin(cc.hbuf[:0])
+	fs := cc.reqFields[:0]
 	order := cc.cfg.PseudoOrder
 	if order == nil {
 		order = defaultPseudoOrder
@@ -226,11 +226,14 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 		default:
 			continue
 		}
-		hb = cc.enc.field(hb, name, v)
+		fs = append(fs, tableEntry{name, v})
 	}
 	for _, f := range req.Header {
-		hb = cc.enc.field(hb, f.Name, f.Value)
+		fs = append(fs, tableEntry{f.Name, f.Value})
 	}
+	hb := cc.enc.block(cc.hbuf[:0], fs)
+	clear(fs)
+	cc.reqFields = fs[:0]
 	cc.hbuf = hb
 	cc.writeHeaders(s.id, !hasBody && len(req.Trailer) == 0, prio, hb, maxFrame)
 	if cc.cfg.StreamWindowUpdate > 0 {
