@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,6 +113,18 @@ func BenchmarkIsolatedHTTPS(b *testing.B) {
 		for b.Loop() {
 			get(b, Do, &Request{URL: url, InsecureSkipVerify: true})
 		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("DoC4", func(b *testing.B) {
+		// Four goroutines, as h2compare's isolated-https-c4.
+		b.ReportAllocs()
+		b.SetParallelism(4 / runtime.GOMAXPROCS(0))
+		cpu0 := processCPU()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				get(b, Do, &Request{URL: url, InsecureSkipVerify: true})
+			}
+		})
 		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("Session", func(b *testing.B) {

@@ -64,8 +64,7 @@ func BenchmarkBuild(b *testing.B) {
 // Handshake, and through uTLS directly with the same spec, built outside
 // the timed region. The difference is what tlsfp adds per connection
 // (spec building, session scoping, state and error mapping). cpu-ns/op is
-// the process's CPU per handshake, the server's included; tlsfp's key
-// shares are made on a refill goroutine, so only CPU compares the two.
+// the process's CPU per handshake, the server's included.
 func BenchmarkHandshake(b *testing.B) {
 	s := newServer(b, nil)
 	p := lookup(b, "chrome")
@@ -118,31 +117,21 @@ func BenchmarkHandshake(b *testing.B) {
 }
 
 // BenchmarkNewConn measures preparing one connection's hello (spec, key
-// shares, uTLS state) for each profile, without a network: wall time per
-// op, and the process's CPU time per op as cpu-ns/op. "spare" takes key
-// sets made ahead (crypto/rand, refilled on another goroutine), "fixed" is
-// an injected Rand, which makes the keys in line.
+// shares, uTLS state) for each profile, without a network.
 func BenchmarkNewConn(b *testing.B) {
 	for _, name := range []string{"chrome", "firefox"} {
-		for _, mode := range []string{"spare", "fixed"} {
-			b.Run(name+"/"+mode, func(b *testing.B) {
-				cfg := &Config{Profile: lookup(b, name), InsecureSkipVerify: true}
-				if mode == "fixed" {
-					cfg.Rand = seeded(1)
+		b.Run(name, func(b *testing.B) {
+			cfg := &Config{Profile: lookup(b, name), InsecureSkipVerify: true}
+			a, c := net.Pipe()
+			defer a.Close()
+			defer c.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := newConn(a, "fp.test", cfg); err != nil {
+					b.Fatal(err)
 				}
-				a, c := net.Pipe()
-				defer a.Close()
-				defer c.Close()
-				b.ReportAllocs()
-				cpu0 := processCPU()
-				for b.Loop() {
-					if _, _, err := newConn(a, "fp.test", cfg); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-			})
-		}
+			}
+		})
 	}
 }
 

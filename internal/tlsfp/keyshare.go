@@ -4,28 +4,24 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"crypto/mlkem"
-	"crypto/rand"
 	"errors"
 	"io"
-	"sync"
-	"sync/atomic"
 
 	utls "github.com/refraction-networking/utls"
 )
 
 // keySet holds the private keys behind one hello's key shares. tlsfp makes
-// them itself instead of leaving it to uTLS, for three reasons:
+// them itself instead of leaving it to uTLS, for two reasons:
 //
 //   - the shape of the keys is the browser's: Firefox puts the same X25519
 //     key in its X25519MLKEM768 and X25519 shares, Chrome two different
-//     ones (keySet.reuse, read off the recording), where uTLS always makes
-//     two;
+//     ones (template.reuseX25519, read off the recording), where uTLS
+//     always makes two (one scalar multiplication more for Firefox);
 //   - uTLS keeps one classic private key per hello, that of the first
 //     classic share, and fails ("invalid server key share") when the server
 //     picks another (Firefox's P-256 share from a server preferring P-256);
 //     forGroup lets Handshake hand uTLS the key of the group the
-//     ServerHello names before uTLS reads it (see handshakeConn);
-//   - keys can be made ahead of time (spareKeys).
+//     ServerHello names before uTLS reads it (see handshakeConn).
 type keySet struct {
 	ecdhe      *ecdh.PrivateKey // the first classic share's key, as uTLS picks it
 	mlkem      *mlkem.DecapsulationKey768
@@ -141,69 +137,6 @@ func (k *keySet) fill(ks *utls.KeyShareExtension) {
 	for i := range ks.KeyShares {
 		if i < len(k.data) && k.data[i] != nil {
 			ks.KeyShares[i].Data = k.data[i]
-		}
-	}
-}
-
-// spareKeys holds key sets made ahead of time for one template, so that
-// with the default randomness a handshake finds its keys made: the work
-// (two or three scalar multiplications and an ML-KEM key generation,
-// about a fifth of a handshake's CPU) then runs while an earlier
-// connection waits for its server, instead of before this one can send
-// its hello. Each key set is used by exactly one handshake and never
-// again, so nothing links two connections; an injected Config.Rand
-// bypasses the spares (a fixed Rand must give a fixed hello).
-//
-// At most spareCount sets wait, and at most one goroutine refills them,
-// exiting when they are full.
-type spareKeys struct {
-	groups  []utls.CurveID
-	reuse   bool
-	ready   chan *keySet
-	filling atomic.Bool
-}
-
-// spareCount is how many key sets wait per template.
-const spareCount = 2
-
-func newSpareKeys(groups []utls.CurveID, reuse bool) *spareKeys {
-	return &spareKeys{groups: groups, reuse: reuse, ready: make(chan *keySet, spareCount)}
-}
-
-// take returns a spare key set, or makes one now when none is ready, and
-// starts a refill.
-func (s *spareKeys) take() (*keySet, error) {
-	var k *keySet
-	select {
-	case k = <-s.ready:
-	default:
-	}
-	if s.filling.CompareAndSwap(false, true) {
-		refills.Add(1)
-		go s.refill()
-	}
-	if k != nil {
-		return k, nil
-	}
-	return newKeySet(s.groups, rand.Reader, s.reuse)
-}
-
-// refills counts running refills, for tests that must not race one (a
-// refill draws from crypto/rand, which cryptotest.SetGlobalRandom swaps).
-var refills sync.WaitGroup
-
-func (s *spareKeys) refill() {
-	defer refills.Done()
-	defer s.filling.Store(false)
-	for len(s.ready) < cap(s.ready) {
-		k, err := newKeySet(s.groups, rand.Reader, s.reuse)
-		if err != nil {
-			return // take reports it
-		}
-		select {
-		case s.ready <- k:
-		default:
-			return
 		}
 	}
 }

@@ -35,10 +35,6 @@ type template struct {
 	// reuseX25519: the X25519 share carries the X25519 half of the
 	// X25519MLKEM768 share (Firefox), read off the recording.
 	reuseX25519 bool
-	// spares holds key sets made ahead for this hello's key shares; nil
-	// without a key_share extension. Shared with the derived templates,
-	// which offer the same shares.
-	spares *spareKeys
 }
 
 // echShape is the recorded GREASE ECH extension, minus its random parts.
@@ -185,9 +181,6 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 			}
 			hasPSK = true
 		}
-	}
-	if ks := keyShareExtension(&t.spec); ks != nil {
-		t.spares = newSpareKeys(shareGroups(ks), t.reuseX25519)
 	}
 	if resumed && !hasPSK {
 		return nil, fmt.Errorf("tlsfp: profile %s: the resumed hello has no pre_shared_key", p.Name)

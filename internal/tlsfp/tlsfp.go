@@ -234,12 +234,7 @@ func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, pskLen int, na
 	var keys *keySet
 	if ks := keyShareExtension(spec); ks != nil {
 		var err error
-		if tpl.spares != nil && ucfg.Rand == rand.Reader {
-			keys, err = tpl.spares.take()
-		} else {
-			keys, err = newKeySet(shareGroups(ks), ucfg.Rand, tpl.reuseX25519)
-		}
-		if err != nil {
+		if keys, err = newKeySet(shareGroups(ks), ucfg.Rand, tpl.reuseX25519); err != nil {
 			return nil, nil, fmt.Errorf("tlsfp: profile %s: %w", name, err)
 		}
 		keys.fill(ks)
