@@ -208,54 +208,132 @@ func (b *body) Read(p []byte) (int, error) {
 				return 0, nil
 			}
 			n := s.data.read(p)
-			ok := true
-			if !s.recvEnd && !s.reset {
-				s.unacked += int64(n)
-				if s.unacked >= int64(cc.streamRecvInit)/2 {
-					inc, id := uint32(s.unacked), s.id
-					s.recvWindow += s.unacked
-					s.unacked = 0
-					ok = cc.queueLocked(ctrlFrame{typ: FrameWindowUpdate, id: id, val: inc})
-				}
-			}
-			ok = cc.creditLocked(int64(n)) && ok
-			owed := len(cc.ctrl) > 0
-			cc.mu.Unlock()
-			if !ok {
-				cc.fail(errCalm)
-			} else if owed {
-				cc.kick()
-			}
+			cc.consumedUnlock(s, n)
 			return n, nil
 		}
-		if s.err != nil {
-			err := s.err
+		if err := s.endLocked(); err != nil {
 			cc.mu.Unlock()
 			return 0, err
 		}
-		if s.recvEnd {
+		cc.waitUnlock(s, &timer)
+	}
+}
+
+// WriteTo writes the body to w until its end, handing w the received blocks
+// themselves where it can rather than a copy. Its errors are Read's, or
+// w's; at the end it returns nil.
+func (b *body) WriteTo(w io.Writer) (int64, error) {
+	s := b.s
+	cc := s.cc
+	var timer *time.Timer
+	var scratch *[chunkSize]byte
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		if scratch != nil {
+			chunkPool.Put(scratch)
+		}
+	}()
+	var total int64
+	for {
+		cc.mu.Lock()
+		s.waiting = false
+		if s.bodyClosed {
 			cc.mu.Unlock()
-			return 0, io.EOF
+			return total, ErrBodyClosed
 		}
-		s.waiting = true
-		notify := s.notify
-		cc.mu.Unlock()
-		var timeout <-chan time.Time
-		if s.idle > 0 {
-			if timer == nil {
-				timer = time.NewTimer(s.idle)
-			} else {
-				timer.Reset(s.idle)
+		if s.data.len() > 0 {
+			blk, p := s.data.take()
+			if blk == nil {
+				if scratch == nil {
+					scratch = chunkPool.Get().(*[chunkSize]byte)
+				}
+				p = scratch[:s.data.read(scratch[:])]
 			}
-			timeout = timer.C
+			cc.consumedUnlock(s, len(p))
+			n, err := w.Write(p)
+			total += int64(n)
+			if blk != nil {
+				chunkPool.Put(blk)
+			}
+			if err == nil && n < len(p) {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				return total, err
+			}
+			continue
 		}
-		select {
-		case <-notify:
-		case <-s.ctxDone:
-			cc.cancel(s, errCtx(s))
-		case <-timeout:
-			cc.cancel(s, &TimeoutError{Phase: "body-idle"})
+		if err := s.endLocked(); err != nil {
+			cc.mu.Unlock()
+			if err == io.EOF {
+				err = nil
+			}
+			return total, err
 		}
+		cc.waitUnlock(s, &timer)
+	}
+}
+
+// endLocked returns why no more body bytes will come (io.EOF at the end),
+// or nil. cc.mu is held.
+func (s *stream) endLocked() error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.recvEnd {
+		return io.EOF
+	}
+	return nil
+}
+
+// consumedUnlock gives back the flow-control credit of n body bytes the
+// caller took, owing WINDOW_UPDATEs as the browser sends them, and
+// releases cc.mu.
+func (cc *ClientConn) consumedUnlock(s *stream, n int) {
+	ok := true
+	if !s.recvEnd && !s.reset {
+		s.unacked += int64(n)
+		if s.unacked >= int64(cc.streamRecvInit)/2 {
+			inc, id := uint32(s.unacked), s.id
+			s.recvWindow += s.unacked
+			s.unacked = 0
+			ok = cc.queueLocked(ctrlFrame{typ: FrameWindowUpdate, id: id, val: inc})
+		}
+	}
+	ok = cc.creditLocked(int64(n)) && ok
+	owed := len(cc.ctrl) > 0
+	cc.mu.Unlock()
+	if !ok {
+		cc.fail(errCalm)
+	} else if owed {
+		cc.kick()
+	}
+}
+
+// waitUnlock releases cc.mu and waits for news of s: a signal, the end of
+// its context (which cancels it) or, with an idle timeout, that long
+// without any (which cancels it too). *timer is reused across waits.
+func (cc *ClientConn) waitUnlock(s *stream, timer **time.Timer) {
+	s.waiting = true
+	notify := s.notify
+	cc.mu.Unlock()
+	var timeout <-chan time.Time
+	if s.idle > 0 {
+		if *timer == nil {
+			*timer = time.NewTimer(s.idle)
+		} else {
+			(*timer).Reset(s.idle)
+		}
+		timeout = (*timer).C
+	}
+	select {
+	case <-notify:
+	case <-s.ctxDone:
+		cc.cancel(s, errCtx(s))
+	case <-timeout:
+		cc.cancel(s, &TimeoutError{Phase: "body-idle"})
 	}
 }
 
@@ -344,6 +422,28 @@ func (c *chunks) push(sg seg) {
 		c.segs = c.inline[:0]
 	}
 	c.segs = append(c.segs, sg)
+}
+
+// take removes the first block from the queue and returns it with its
+// unread bytes, when no more bytes can be written into it (it is not the
+// last, or it is full); else nil. The caller owns the block.
+func (c *chunks) take() (*[chunkSize]byte, []byte) {
+	if c.n == 0 {
+		return nil, nil
+	}
+	first := c.segs[0]
+	if len(c.segs) == 1 && first.end != chunkSize {
+		return nil, nil
+	}
+	p := first.b[c.r:first.end]
+	c.n -= len(p)
+	c.segs[0] = seg{}
+	c.segs = c.segs[1:]
+	c.r = 0
+	if len(c.segs) == 0 {
+		c.segs = c.inline[:0]
+	}
+	return first.b, p
 }
 
 func (c *chunks) read(p []byte) int {

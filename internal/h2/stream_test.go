@@ -1,8 +1,10 @@
 package h2
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"testing/synctest"
 )
@@ -91,4 +93,62 @@ func TestNotifyChannelsReused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBodyWriteTo copies a body of whole and partial blocks with io.Copy,
+// which uses WriteTo: every byte arrives, in order, and the windows are
+// given back (the peer could send more than the initial windows allow).
+func TestBodyWriteTo(t *testing.T) {
+	const size = 8<<20 + 12345 // past the stream window of 6 MiB
+	cc := loopback(t, newFastPeer(size), chromeConfig())
+	resp, err := cc.RoundTrip(context.Background(), benchRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w xCounter
+	n, err := io.Copy(&w, resp.Body)
+	if err != nil || n != size || w.n != size || w.bad {
+		t.Fatalf("copied %d bytes (%d written, foreign bytes %v): %v", n, w.n, w.bad, err)
+	}
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBodyWriteToReset: a reset in the middle of the body ends WriteTo
+// with the StreamError.
+func TestBodyWriteToReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, p := ready(t, plainConfig())
+		ch := goRoundTrip(context.Background(), cc, get("/"))
+		h := p.nextOf(FrameHeaders)
+		p.writeHeaders(h.StreamID, false, ":status", "200")
+		r := <-ch
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		p.nc.Write(appendData(nil, h.StreamID, false, bytes.Repeat([]byte("x"), 100)))
+		p.nc.Write(appendRSTStream(nil, h.StreamID, ErrCodeInternal))
+		var w xCounter
+		_, err := io.Copy(&w, r.resp.Body)
+		var se StreamError
+		if !errors.As(err, &se) || se.Code != ErrCodeInternal {
+			t.Fatalf("got %v, want a StreamError INTERNAL_ERROR", err)
+		}
+		r.resp.Body.Close()
+	})
+}
+
+// xCounter counts the bytes written to it and notes any that is not 'x'.
+type xCounter struct {
+	n   int64
+	bad bool
+}
+
+func (w *xCounter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	if len(bytes.Trim(p, "x")) > 0 {
+		w.bad = true
+	}
+	return len(p), nil
 }
