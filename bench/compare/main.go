@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	scen := fs.String("scenarios", "", "scenarios to run, comma-separated (default all)")
 	server := fs.String("server", "", "base URL of a running benchserver (default: start one)")
 	useTLS := fs.Bool("tls", false, "run over https against the server's self-signed TLS listener")
+	head := fs.String("head", "browser", "request head of the other clients: browser (the fields guise's profile sends, so every client sends the same head) or own (each client's defaults)")
 	out := fs.String("out", "", "also write the report to this file")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	list := fs.Bool("list", false, "list the scenarios and exit")
@@ -104,6 +105,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		progress = stderr
 	}
+	var hdr []harness.Field
+	switch *head {
+	case "browser":
+		if hdr, err = harness.BrowserHeader(); err != nil {
+			return err
+		}
+		notes = append(notes, fmt.Sprintf("request head: every client sends the %d fields of guise's default profile's navigation (-head browser)", len(hdr)+1))
+	case "own":
+		notes = append(notes, "request head: each client's own defaults; guise sends its profile's navigation fields (-head own)")
+	default:
+		return fmt.Errorf("-head %q: want browser or own", *head)
+	}
 	meta := harness.Meta{
 		Command:  "go run ./compare " + shellJoin(args),
 		Date:     time.Now(),
@@ -115,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	results := harness.Compare(ctx, harness.Options{
 		Base: base, StatsBase: statsBase, Clients: names, Scenarios: scenarios, Rounds: *rounds,
-		Duration: *dur, Warmup: *warmup, RootCAs: roots, Progress: progress,
+		Duration: *dur, Warmup: *warmup, RootCAs: roots, Progress: progress, Header: hdr,
 	})
 	var buf bytes.Buffer
 	if err := harness.Markdown(&buf, meta, results); err != nil {

@@ -59,7 +59,16 @@ type Config struct {
 	// RootCAs verifies https servers (the benchmark server's self-signed
 	// certificate); nil means plain HTTP only.
 	RootCAs *x509.CertPool
+	// Header, when not nil, is sent by net/http, fasthttp and tls-client
+	// on every request besides Host, in this order where the client keeps
+	// an order: the fields guise's profile sends (see BrowserHeader), so
+	// that every client puts the same head on the wire. guise sends its
+	// profile's head in any case. nil means each client's own defaults.
+	Header []Field
 }
+
+// Field is one request header field.
+type Field struct{ Name, Value string }
 
 // Names lists the clients in the order the harness alternates them.
 var Names = []string{"guise", "net/http", "fasthttp", "tls-client"}

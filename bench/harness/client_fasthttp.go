@@ -12,16 +12,25 @@ import (
 // fastHTTPClient is a fasthttp Client. fasthttp takes no context: requests
 // run with the client's timeouts only.
 type fastHTTPClient struct {
-	c *fasthttp.Client
+	c   *fasthttp.Client
+	hdr []Field
 }
 
 func newFastHTTP(cfg Config) *fastHTTPClient {
-	return &fastHTTPClient{c: &fasthttp.Client{
+	return &fastHTTPClient{hdr: cfg.Header, c: &fasthttp.Client{
 		MaxConnsPerHost:     cfg.Conns,
 		MaxConnWaitTimeout:  30 * time.Second,
 		MaxIdleConnDuration: 5 * time.Minute,
 		TLSConfig:           &tls.Config{RootCAs: cfg.RootCAs},
 	}}
+}
+
+// setHeader adds the configured fields to req in order (fasthttp keeps the
+// order fields were set in, and writes names in canonical case).
+func (c *fastHTTPClient) setHeader(req *fasthttp.Request) {
+	for _, f := range c.hdr {
+		req.Header.Set(f.Name, f.Value)
+	}
 }
 
 func (c *fastHTTPClient) Get(_ context.Context, url string, mode Mode) (int64, error) {
@@ -30,6 +39,7 @@ func (c *fastHTTPClient) Get(_ context.Context, url string, mode Mode) (int64, e
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI(url)
+	c.setHeader(req)
 	// ReadAll lets fasthttp read the body into its pooled buffer, its
 	// usual way; the other modes stream it.
 	resp.StreamBody = mode != ReadAll
@@ -66,6 +76,7 @@ func (c *fastHTTPClient) Post(_ context.Context, url string, body []byte) ([]byt
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI(url)
+	c.setHeader(req)
 	req.Header.SetMethod("POST")
 	req.SetBodyRaw(body)
 	if err := c.c.Do(req, resp); err != nil {

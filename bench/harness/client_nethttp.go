@@ -10,8 +10,10 @@ import (
 
 // netHTTPClient is a net/http Client on a Transport of its own.
 type netHTTPClient struct {
-	c *http.Client
-	t *http.Transport
+	c   *http.Client
+	t   *http.Transport
+	hdr []Field
+	val [][]string // hdr's values as the header map holds them, shared read-only
 }
 
 func newNetHTTP(cfg Config) *netHTTPClient {
@@ -22,7 +24,20 @@ func newNetHTTP(cfg Config) *netHTTPClient {
 		DisableCompression:  true,
 		TLSClientConfig:     &tls.Config{RootCAs: cfg.RootCAs},
 	}
-	return &netHTTPClient{c: &http.Client{Transport: t}, t: t}
+	c := &netHTTPClient{c: &http.Client{Transport: t}, t: t, hdr: cfg.Header}
+	for _, f := range cfg.Header {
+		c.val = append(c.val, []string{f.Value})
+	}
+	return c
+}
+
+// setHeader puts the configured fields in req's header map as a caller
+// does who wants them sent as given: by direct assignment, which keeps the
+// names' case (net/http writes the map sorted by name).
+func (c *netHTTPClient) setHeader(req *http.Request) {
+	for i, f := range c.hdr {
+		req.Header[f.Name] = c.val[i]
+	}
 }
 
 func (c *netHTTPClient) Get(ctx context.Context, url string, mode Mode) (int64, error) {
@@ -30,6 +45,7 @@ func (c *netHTTPClient) Get(ctx context.Context, url string, mode Mode) (int64, 
 	if err != nil {
 		return 0, err
 	}
+	c.setHeader(req)
 	resp, err := c.c.Do(req)
 	if err != nil {
 		return 0, err
@@ -42,6 +58,7 @@ func (c *netHTTPClient) Post(ctx context.Context, url string, body []byte) ([]by
 	if err != nil {
 		return nil, err
 	}
+	c.setHeader(req)
 	resp, err := c.c.Do(req)
 	if err != nil {
 		return nil, err

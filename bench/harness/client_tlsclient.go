@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 
 	http "github.com/bogdanfinn/fhttp"
 	tls_client "github.com/bogdanfinn/tls-client"
@@ -13,7 +14,10 @@ import (
 // tlsClient is a bogdanfinn/tls-client HttpClient with the Chrome profile.
 // For http:// URLs it uses a plain fhttp Transport with the limits below.
 type tlsClient struct {
-	c tls_client.HttpClient
+	c     tls_client.HttpClient
+	hdr   []Field
+	val   [][]string // hdr's values as the header map holds them, shared read-only
+	order []string   // fhttp's HeaderOrderKey: the names in order
 }
 
 func newTLSClient(cfg Config) (*tlsClient, error) {
@@ -33,7 +37,24 @@ func newTLSClient(cfg Config) (*tlsClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tlsClient{c: c}, nil
+	tc := &tlsClient{c: c, hdr: cfg.Header}
+	for _, f := range cfg.Header {
+		tc.val = append(tc.val, []string{f.Value})
+		tc.order = append(tc.order, strings.ToLower(f.Name))
+	}
+	return tc, nil
+}
+
+// setHeader puts the configured fields in req's header, in order, as
+// tls-client's documentation shows (the header map plus HeaderOrderKey).
+func (c *tlsClient) setHeader(req *http.Request) {
+	if len(c.hdr) == 0 {
+		return
+	}
+	for i, f := range c.hdr {
+		req.Header[f.Name] = c.val[i]
+	}
+	req.Header[http.HeaderOrderKey] = c.order
 }
 
 func (c *tlsClient) Get(ctx context.Context, url string, mode Mode) (int64, error) {
@@ -41,6 +62,7 @@ func (c *tlsClient) Get(ctx context.Context, url string, mode Mode) (int64, erro
 	if err != nil {
 		return 0, err
 	}
+	c.setHeader(req)
 	resp, err := c.c.Do(req)
 	if err != nil {
 		return 0, err
@@ -53,6 +75,7 @@ func (c *tlsClient) Post(ctx context.Context, url string, body []byte) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
+	c.setHeader(req)
 	resp, err := c.c.Do(req)
 	if err != nil {
 		return nil, err

@@ -31,6 +31,8 @@ type Options struct {
 	Warmup time.Duration
 	// RootCAs verifies an https Base.
 	RootCAs *x509.CertPool
+	// Header is Config.Header for every client.
+	Header []Field
 	// Progress, if not nil, receives a line per turn.
 	Progress io.Writer
 }
@@ -69,7 +71,7 @@ func compareOne(ctx context.Context, o *Options, sc *Scenario, cc *ConnCounter) 
 	clients := make([]Client, len(o.Clients))
 	for i, name := range o.Clients {
 		res[i] = Result{Scenario: *sc, Client: name}
-		c, err := New(name, Config{Conns: sc.Conc, RootCAs: o.RootCAs})
+		c, err := New(name, Config{Conns: sc.Conc, RootCAs: o.RootCAs, Header: o.Header})
 		if err != nil {
 			res[i].Err = err
 			continue
