@@ -20,6 +20,10 @@ type compiled struct {
 	// body holds, where the profile has one, the header list per protocol
 	// and kind for a request with a body (profile.HeaderSet.Body).
 	body [2][kindCount]headerTemplate
+	// redirect holds, where the browser orders the hop of a redirected
+	// navigation differently, its header list per protocol (see
+	// redirectTemplate).
+	redirect [2]headerTemplate
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
 	h2 *h2.Config
 	// prio is the HEADERS priority per request kind.
@@ -77,6 +81,10 @@ func compile(name string) (*compiled, error) {
 		if hs := p.BodyHeaderSet(k, profile.H2); hs != nil {
 			c.body[protoH2][k] = template(p, hs)
 		}
+		if k == profile.Navigate {
+			c.redirect[protoH1] = redirectTemplate(p, c.hdr[protoH1][k])
+			c.redirect[protoH2] = redirectTemplate(p, c.hdr[protoH2][k])
+		}
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
 		}
@@ -109,6 +117,34 @@ func template(p *profile.Profile, hs *profile.HeaderSet) headerTemplate {
 		t.fields = append(t.fields[:at], append(fields.Header{{Name: name}}, t.fields[at:]...)...)
 	}
 	return t
+}
+
+// redirectTemplate returns the header list of a navigation that follows a
+// redirect, when the browser orders it otherwise than the first request.
+// Chromium (Chrome, Edge) adds the client hints back after the fields it set
+// for the hop, so that sec-ch-ua, sec-ch-ua-mobile and sec-ch-ua-platform
+// come right after sec-fetch-dest, over HTTP/1.1 and h2 alike: recorded in
+// profile/testdata/recordings/chromium-156-flows.json, the GET /flow/ that
+// follows the 302 of /flow/start. Firefox keeps its order (the same file
+// for firefox-esr-153). Other profiles are not recorded and keep theirs.
+func redirectTemplate(p *profile.Profile, t headerTemplate) headerTemplate {
+	if !t.present || p.Browser != profile.Chrome && p.Browser != profile.Edge {
+		return headerTemplate{}
+	}
+	var hints, rest fields.Header
+	for _, f := range t.fields {
+		if len(f.Name) >= 9 && fields.EqualFold(f.Name[:9], "sec-ch-ua") {
+			hints = append(hints, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	at := index(rest, "sec-fetch-dest")
+	if len(hints) == 0 || at < 0 {
+		return headerTemplate{}
+	}
+	out := append(append(append(fields.Header{}, rest[:at+1]...), hints...), rest[at+1:]...)
+	return headerTemplate{fields: out, present: true}
 }
 
 // cookiePosition guesses where a browser puts Cookie, for header sets
@@ -190,7 +226,7 @@ func isPerRequest(names []string, name string) bool {
 // Content-Length first over HTTP/2 and, by the h1 engine, at the end over
 // HTTP/1.1.
 func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64) (fields.Header, error) {
-	return c.headerFor(dst, proto, kind, user, extra, length, "")
+	return c.headerFor(dst, proto, kind, user, extra, length, "", false)
 }
 
 // headerFor is header with the request's own origin ("https://host:port",
@@ -200,8 +236,10 @@ func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind
 // origin when the request has a Referer (guise derives one from
 // Request.Referrer, or the caller gave one), else origin (the request is
 // taken to come from a page of its own origin). With neither, Origin is
-// left out. A caller's Origin field is sent as given.
-func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64, origin string) (fields.Header, error) {
+// left out. A caller's Origin field is sent as given. redirected says that
+// the request follows a redirect: a navigation then takes the browser's
+// order for such a hop where it has one (redirectTemplate).
+func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64, origin string, redirected bool) (fields.Header, error) {
 	if kind == 0 {
 		kind = profile.Navigate
 	}
@@ -211,6 +249,8 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 	tpl := c.hdr[proto][kind].fields
 	if length != 0 && c.body[proto][kind].present {
 		tpl = c.body[proto][kind].fields
+	} else if redirected && kind == profile.Navigate && c.redirect[proto].present {
+		tpl = c.redirect[proto].fields
 	}
 	start := len(dst)
 	if proto == protoH2 && length > 0 && !user.Has("content-length") && index(tpl, "content-length") < 0 {
@@ -269,7 +309,7 @@ func bodyOrigin(u *parsedURL, length int64) string {
 	if length == 0 {
 		return ""
 	}
-	return u.scheme + "://" + strings.ToLower(u.authority)
+	return u.origin
 }
 
 // requestOrigin is the Origin of a request with a body: the origin of its

@@ -284,7 +284,7 @@ func TestBodyHeaderOrigin(t *testing.T) {
 		{"image", profile.Image, nil, ref, 3, "https://b.example", "", "3", false},
 	} {
 		for _, proto := range []int{protoH1, protoH2} {
-			h, err := c.headerFor(nil, proto, tc.kind, tc.user, tc.extra, tc.length, tc.origin)
+			h, err := c.headerFor(nil, proto, tc.kind, tc.user, tc.extra, tc.length, tc.origin, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +369,7 @@ func TestHeaderAllocs(t *testing.T) {
 	} {
 		for _, proto := range []int{protoH1, protoH2} {
 			n := testing.AllocsPerRun(100, func() {
-				if _, err := c.headerFor(dst[:0], proto, tc.kind, nil, extra, tc.length, "https://fp.test"); err != nil {
+				if _, err := c.headerFor(dst[:0], proto, tc.kind, nil, extra, tc.length, "https://fp.test", false); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -390,6 +390,6 @@ func BenchmarkHeaderPOST(b *testing.B) {
 	dst := make(fields.Header, 0, 32)
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, _ = c.headerFor(dst[:0], protoH2, profile.Fetch, user, extra, 42, "https://fp.test")
+		dst, _ = c.headerFor(dst[:0], protoH2, profile.Fetch, user, extra, 42, "https://fp.test", false)
 	}
 }

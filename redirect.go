@@ -228,7 +228,8 @@ func (ch *chain) redirect(resp *Response, hop *Request, u *parsedURL) (*Request,
 	}
 
 	next := &Request{
-		Method: hop.method(), URL: target.String(), Kind: hop.Kind,
+		redirected: true,
+		Method:     hop.method(), URL: target.String(), Kind: hop.Kind,
 		Profile: hop.Profile, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
 	}
 	keepBody := true

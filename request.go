@@ -62,6 +62,8 @@ type Request struct {
 
 	// parsed caches what the URL parses to, for reuse.
 	parsed parsedURL
+	// redirected marks a request guise made to follow a redirect.
+	redirected bool
 }
 
 // parsedURL is a URL parsed into what the wire needs.
@@ -73,6 +75,7 @@ type parsedURL struct {
 	authority string // host[:port] as sent in Host / :authority
 	addr      string // host:port to dial
 	target    string // request-target: path?query
+	origin    string // scheme://authority, as the Origin field serialises it
 }
 
 func (r *Request) method() string {
@@ -163,6 +166,7 @@ func parseURL(raw string) (parsedURL, error) {
 	if u.RawQuery != "" || u.ForceQuery {
 		p.target += "?" + u.RawQuery
 	}
+	p.origin = p.scheme + "://" + strings.ToLower(p.authority)
 	p.raw = raw
 	p.u = u
 	return p, nil
