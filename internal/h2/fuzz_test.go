@@ -44,6 +44,15 @@ func FuzzClientConn(f *testing.F) {
 	cont = append(cont, 0x88, 0x40)
 	cont = append(appendFrameHeader(cont, 3, FrameContinuation, FlagEndHeaders, 1), 0x01, 'x', 0x00)
 	f.Add([]byte{9}, cont)
+	// A whole-block DATA frame (read straight into a block), then a
+	// padded HEADERS with priority ending stream 3.
+	block := appendHeaders(nil, 1, false, nil, fuzzBlock(":status", "200"), 16384)
+	block = appendData(block, 1, false, make([]byte, 16384))
+	block = appendData(block, 1, true, []byte("hi"))
+	hb := fuzzBlock(":status", "204")
+	padded := appendFrameHeader(nil, 1+5+len(hb)+2, FrameHeaders, FlagPadded|FlagPriority|FlagEndHeaders|FlagEndStream, 3)
+	padded = append(append(append(padded, 2, 0, 0, 0, 1, 15), hb...), 0, 0)
+	f.Add([]byte{255, 31}, append(block, padded...))
 	f.Fuzz(func(t *testing.T, sizes, stream []byte) {
 		if len(stream) > 1<<16 {
 			return
