@@ -437,6 +437,18 @@ func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
 		}
 		return nil
 	}
+	if code == ErrCodeNo && s.recvEnd {
+		// A complete response, then RST_STREAM(NO_ERROR): the server asks
+		// the client to stop sending the request body, and the response
+		// stands (RFC 9113 §8.1: clients must not discard it). The body
+		// writer sees reset and stops; the received body stays readable.
+		s.reset = true
+		cc.forgetLocked(s)
+		s.signal()
+		cc.mu.Unlock()
+		cc.afterUnlock()
+		return nil
+	}
 	var err error = StreamError{s.id, code, nil}
 	if code == ErrCodeRefusedStream && !s.gotHead {
 		err = retryable{err}

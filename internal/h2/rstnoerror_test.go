@@ -1,0 +1,80 @@
+package h2
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+	"time"
+)
+
+// TestRSTNoErrorAfterCompleteResponse: a server that answers a request in
+// full before reading its body, then sends RST_STREAM(NO_ERROR), asks the
+// client to stop sending (RFC 9113 §8.1). The response stands and its body
+// reads to EOF, the body writer stops without sending more DATA, and the
+// connection carries the next request.
+func TestRSTNoErrorAfterCompleteResponse(t *testing.T) {
+	cc, p := ready(t, plainConfig())
+	body := bytes.Repeat([]byte("x"), 1<<20) // more than the 65535-byte window
+	req := &Request{Method: "POST", Scheme: "https", Authority: "peer.test", Path: "/up",
+		Body: bytes.NewReader(body), ContentLength: int64(len(body))}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ch := goRoundTrip(ctx, cc, req)
+	h := p.nextOf(FrameHeaders)
+	p.writeHeaders(h.StreamID, false, ":status", "413")
+	p.writeData(h.StreamID, true, []byte("too large"))
+	p.write(appendRSTStream(nil, h.StreamID, ErrCodeNo))
+	r := <-ch
+	if r.err != nil {
+		t.Fatalf("round trip: %v", r.err)
+	}
+	b, err := io.ReadAll(r.resp.Body)
+	r.resp.Body.Close()
+	if err != nil || string(b) != "too large" || r.resp.StatusCode != 413 {
+		t.Fatalf("%d %q %v, want 413 %q", r.resp.StatusCode, b, err, "too large")
+	}
+	// The next request on the connection works; the DATA the writer had
+	// sent before it saw the reset stays within the initial window.
+	sent := 0
+	ch = goRoundTrip(ctx, cc, get("/next"))
+	for {
+		f := p.next()
+		if f.Type == FrameData && f.StreamID == h.StreamID {
+			sent += len(f.payload)
+			continue
+		}
+		if f.Type == FrameRSTStream && f.StreamID == h.StreamID {
+			t.Fatalf("the client reset stream %d, which had ended", h.StreamID)
+		}
+		if f.Type == FrameHeaders {
+			p.writeHeaders(f.StreamID, true, ":status", "204")
+			break
+		}
+	}
+	if r := <-ch; r.err != nil {
+		t.Fatalf("next request: %v", r.err)
+	}
+	if sent > 65535 {
+		t.Fatalf("the client sent %d body bytes on the reset stream, more than the window", sent)
+	}
+}
+
+// TestRSTNoErrorBeforeEnd: RST_STREAM(NO_ERROR) before the response ended
+// truncates it: the body read fails with the stream error.
+func TestRSTNoErrorBeforeEnd(t *testing.T) {
+	cc, p := ready(t, plainConfig())
+	ch := goRoundTrip(context.Background(), cc, get("/cut"))
+	h := p.nextOf(FrameHeaders)
+	p.writeHeaders(h.StreamID, false, ":status", "200")
+	p.writeData(h.StreamID, false, []byte("part"))
+	p.write(appendRSTStream(nil, h.StreamID, ErrCodeNo))
+	r := <-ch
+	if r.err != nil {
+		t.Fatalf("round trip: %v", r.err)
+	}
+	_, err := io.ReadAll(r.resp.Body)
+	r.resp.Body.Close()
+	wantStreamError(t, err, ErrCodeNo)
+	roundTripOK(t, cc, p)
+}
