@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/bogdanfinn/tls-client/profiles"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/bench/harness"
 )
 
 // client is one HTTP client under test, safe for concurrent use.
@@ -81,6 +83,23 @@ func isolatedSpecs() []clientSpec {
 		{"guise new Session", famGuise, "a new guise.Session{RootCAs} + Transport per request, closed after", func(r *x509.CertPool) (client, error) { return &guiseFresh{roots: r}, nil }},
 		{"net/http", famNetHTTP, "http.Transport{DisableKeepAlives, ForceAttemptHTTP2, RootCAs}", func(r *x509.CertPool) (client, error) { return newNetHTTP(r, true), nil }},
 		{"tls-client new client", famTLSClient, "a new tls-client (Chrome_133, RootCAs) per request", func(r *x509.CertPool) (client, error) { return &tlsFresh{roots: r}, nil }},
+	}
+}
+
+// The request head net/http and tls-client send besides their own fields
+// (setHead): guise's profile's h2 navigation fields with -head browser.
+// Set once before any client runs, then only read.
+var (
+	headFields []harness.Field
+	headValues [][]string // headFields' values as header maps hold them, shared read-only
+	headOrder  []string   // tls-client's HeaderOrderKey
+)
+
+func setHead(fs []harness.Field) {
+	headFields, headValues, headOrder = fs, nil, nil
+	for _, f := range fs {
+		headValues = append(headValues, []string{f.Value})
+		headOrder = append(headOrder, strings.ToLower(f.Name))
 	}
 }
 
@@ -183,6 +202,9 @@ func (c *netHTTP) get(ctx context.Context, url string) (int64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
+	for i, f := range headFields {
+		req.Header[f.Name] = headValues[i]
+	}
 	resp, err := c.c.Do(req)
 	if err != nil {
 		return 0, "", err
@@ -228,6 +250,12 @@ func tlsGet(ctx context.Context, c tls_client.HttpClient, url string) (int64, st
 	req, err := fhttp.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return 0, "", err
+	}
+	if len(headFields) > 0 {
+		for i, f := range headFields {
+			req.Header[f.Name] = headValues[i]
+		}
+		req.Header[fhttp.HeaderOrderKey] = headOrder
 	}
 	resp, err := c.Do(req)
 	if err != nil {

@@ -28,6 +28,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/guise-http/guise/bench/harness"
+	"github.com/guise-http/guise/profile"
 )
 
 func main() {
@@ -51,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	only := fs.String("clients", "", "clients to run, comma-separated names as in the tables (default all)")
 	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of the measured run to this file")
 	memProf := fs.String("memprofile", "", "write an allocation profile (every allocation sampled) to this file at the end")
+	head := fs.String("head", "browser", "request head of net/http and tls-client: browser (the h2 fields guise's profile sends, so every client sends the same head) or own (each client's defaults)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,6 +81,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if picked, err = keepClients(picked, *only); err != nil {
 		return err
 	}
+	headNote := ""
+	switch *head {
+	case "browser":
+		hdr, err := harness.BrowserHeaderFor(profile.H2)
+		if err != nil {
+			return err
+		}
+		setHead(hdr)
+		headNote = fmt.Sprintf("request head: every client sends the %d h2 fields of guise's default profile's navigation (-head browser)", len(hdr))
+	case "own":
+		setHead(nil)
+		headNote = "request head: each client's own defaults; guise sends its profile's navigation fields (-head own)"
+	default:
+		return fmt.Errorf("-head %q: want browser or own", *head)
+	}
 	path := *bin
 	if path == "" {
 		if path, err = findNghttpd(); err != nil {
@@ -99,6 +118,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		command: strings.TrimSpace("go run ./h2compare " + strings.Join(args, " ")),
 		date:    time.Now(),
 		machine: fmt.Sprintf("nproc %d, %s, %s/%s, load average at start %s", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadavg()),
+		head:    headNote,
 		server:  version(path),
 		rounds:  *rounds,
 		d:       *dur,

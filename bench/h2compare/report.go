@@ -16,6 +16,7 @@ type meta struct {
 	rounds  int
 	d       time.Duration
 	warmup  time.Duration
+	head    string // which request head the clients send
 }
 
 // ratios are a client's numbers over the references'.
@@ -78,6 +79,9 @@ func markdown(w io.Writer, m meta, scs []scenario, results [][]*result) error {
 	fmt.Fprintf(&b, "- command: `%s` (from bench/)\n", m.command)
 	fmt.Fprintf(&b, "- date: %s\n", m.date.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- machine: %s\n", m.machine)
+	if m.head != "" {
+		fmt.Fprintf(&b, "- %s\n", m.head)
+	}
 	fmt.Fprintf(&b, "- server: %s, a separate process on 127.0.0.1, TLS with a self-signed ECDSA P-256 certificate\n", m.server)
 	fmt.Fprintf(&b, "- %d rounds of one %v turn per client (order rotated each round), after one %v warm-up turn each; medians of the rounds\n", m.rounds, m.d, m.warmup)
 	fmt.Fprintf(&b, "- CPU: getrusage user+system of the client process per request; allocs: runtime.MemStats.Mallocs per request (whole process)\n")
