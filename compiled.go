@@ -229,6 +229,24 @@ func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind
 	return c.headerFor(dst, proto, kind, user, extra, length, "", false)
 }
 
+// emptyBody is the length headerFor takes for a POST or PUT without a
+// body (see bodyLength): the browsers send such a request with
+// "Content-Length: 0" and the fields of a request with a body, but no
+// default Content-Type for a fetch() (it has no body to type); a form
+// submission keeps its Content-Type.
+const emptyBody = -2
+
+// bodyLength is the length headerFor takes for a request of method with a
+// body of length (0: none, -1: unknown): emptyBody for a POST or PUT without
+// one, as Chromium and Firefox send Content-Length: 0 for those two methods
+// (net/http does the same, and some servers answer 411 without it).
+func bodyLength(method string, length int64) int64 {
+	if length == 0 && (method == "POST" || method == "PUT") {
+		return emptyBody
+	}
+	return length
+}
+
 // headerFor is header with the request's own origin ("https://host:port",
 // as the Origin field serialises it; "" if unknown). A request with a body
 // carries Origin, as both browsers send it on every POST, same-origin
@@ -253,8 +271,15 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 		tpl = c.redirect[proto].fields
 	}
 	start := len(dst)
-	if proto == protoH2 && length > 0 && !user.Has("content-length") && index(tpl, "content-length") < 0 {
-		dst = append(dst, fields.Field{Name: "content-length", Value: strconv.FormatInt(length, 10)})
+	cl := "" // the Content-Length guise sends, if any
+	if length > 0 {
+		cl = strconv.FormatInt(length, 10)
+	} else if length == emptyBody {
+		cl = "0"
+	}
+	slot := index(tpl, "content-length") >= 0
+	if proto == protoH2 && cl != "" && !user.Has("content-length") && !slot {
+		dst = append(dst, fields.Field{Name: "content-length", Value: cl})
 	}
 	for _, d := range tpl {
 		if i := index(user, d.Name); i >= 0 {
@@ -273,12 +298,15 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 			continue
 		}
 		if d.Value != "" {
+			if length == emptyBody && kind != profile.Navigate && fields.EqualFold(d.Name, "content-type") {
+				continue // a fetch() without a body has no Content-Type
+			}
 			dst = append(dst, d)
 			continue
 		}
 		switch {
-		case length > 0 && fields.EqualFold(d.Name, "content-length"):
-			dst = append(dst, fields.Field{Name: d.Name, Value: strconv.FormatInt(length, 10)})
+		case cl != "" && fields.EqualFold(d.Name, "content-length"):
+			dst = append(dst, fields.Field{Name: d.Name, Value: cl})
 		case length != 0 && fields.EqualFold(d.Name, "origin"):
 			if o := requestOrigin(user, extra, origin); o != "" {
 				dst = append(dst, fields.Field{Name: d.Name, Value: o})
@@ -294,6 +322,11 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 		if index(tpl, e.Name) < 0 && index(user, e.Name) < 0 {
 			dst = append(dst, e)
 		}
+	}
+	if proto == protoH1 && length == emptyBody && !slot && !user.Has("content-length") {
+		// A profile without a slot: last, where the h1 engine puts the
+		// Content-Length of a body (it adds none when there is no body).
+		dst = append(dst, fields.Field{Name: "Content-Length", Value: "0"})
 	}
 	if proto == protoH2 {
 		dst = h2Fields(dst, start)

@@ -88,7 +88,8 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 				ex = append(ex, fields.Field{Name: "Proxy-Authorization", Value: c.auth})
 			}
 		}
-		r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, b.length, bodyOrigin(u, b.length), req.redirected)
+		hl := bodyLength(method, b.length)
+		r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.redirected)
 		if err != nil {
 			c.abandon()
 			return nil, err
@@ -164,7 +165,8 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 		h2HeaderPool.Put(scratch)
 	}()
 	var err error
-	r.Header, err = o.profile.headerFor(scratch[:0], protoH2, kind, req.Header, x, b.length, bodyOrigin(u, b.length), req.redirected)
+	hl := bodyLength(req.method(), b.length)
+	r.Header, err = o.profile.headerFor(scratch[:0], protoH2, kind, req.Header, x, hl, bodyOrigin(u, hl), req.redirected)
 	if err != nil {
 		c.h2.CancelReservation()
 		c.abandon()

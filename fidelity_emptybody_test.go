@@ -1,0 +1,109 @@
+package guise
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/guise-http/guise/fingerprint"
+	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/profile"
+)
+
+// TestEmptyBodyContentLength: a POST or PUT without a body goes out with
+// Content-Length: 0 where the browser puts Content-Length, and with the
+// fields of a request with a body; a fetch() without a body has no
+// default Content-Type, a form submission keeps it; other methods get no
+// Content-Length. Checked on the fields guise assembles, per profile and
+// protocol, profiles without body sets included.
+func TestEmptyBodyContentLength(t *testing.T) {
+	for _, name := range []string{"chrome", "firefox", "safari18-macos", "okhttp4-android"} {
+		c, err := compile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, proto := range []int{protoH1, protoH2} {
+			for _, tc := range []struct {
+				method string
+				kind   profile.RequestKind
+				wantCL bool
+				wantCT bool
+			}{
+				{"POST", profile.Navigate, true, true},
+				{"PUT", profile.Navigate, true, true},
+				{"POST", profile.Fetch, true, false},
+				{"GET", profile.Navigate, false, false},
+				{"DELETE", profile.Fetch, false, false},
+			} {
+				if !c.hdr[proto][tc.kind].present {
+					continue
+				}
+				hl := bodyLength(tc.method, 0)
+				h, err := c.headerFor(nil, proto, tc.kind, nil, fields.Header{{Name: "Host", Value: "fp.test"}}, hl, "https://fp.test", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cl, hasCL := h.Lookup("content-length")
+				if hasCL != tc.wantCL || hasCL && cl != "0" {
+					t.Errorf("%s %s %v %v: content-length %q (%v), want it %v", name, protoName(proto), tc.method, tc.kind, cl, hasCL, tc.wantCL)
+				}
+				if !c.body[proto][tc.kind].present {
+					continue // no recorded Content-Type default to keep or drop
+				}
+				if _, hasCT := h.Lookup("content-type"); hasCT != tc.wantCT {
+					t.Errorf("%s %s %v %v: content-type present %v, want %v", name, protoName(proto), tc.method, tc.kind, hasCT, tc.wantCT)
+				}
+			}
+		}
+	}
+}
+
+// TestEmptyBodyOnTheWire: through the echo server, a POST without a body
+// carries content-length: 0 at the place of the browser's POST with a
+// body, over h2 and HTTP/1.1; a GET carries none.
+func TestEmptyBodyOnTheWire(t *testing.T) {
+	for _, h2 := range []bool{true, false} {
+		srv := &fingerprint.Server{}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(srv.ListenAddr())
+		origin := "http://fp.test:" + port
+		if h2 {
+			origin = "https://fp.test:" + port
+		}
+		addr := srv.ListenAddr()
+		var d net.Dialer
+		s := &Session{Profile: "chrome", RootCAs: srv.CertPool(), Transport: &Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, addr)
+			}}}
+		for _, m := range []string{"POST", "GET"} {
+			resp, err := s.Do(context.Background(), &Request{Method: m, URL: origin + "/api/all", Kind: profile.Fetch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Bytes()
+		}
+		s.Transport.Close()
+		srv.Close()
+		var got []fields.Header
+		for _, rec := range srv.Records() {
+			for _, q := range rec.HTTPRequests() {
+				got = append(got, q.Header)
+			}
+		}
+		if len(got) != 2 {
+			t.Fatalf("h2 %v: the server saw %d requests, want 2", h2, len(got))
+		}
+		if v, ok := got[0].Lookup("content-length"); !ok || v != "0" {
+			t.Errorf("h2 %v: POST without a body: content-length %q (%v), want \"0\"; fields %v", h2, v, ok, names(got[0]))
+		}
+		if _, ok := got[0].Lookup("content-type"); ok {
+			t.Errorf("h2 %v: a fetch() POST without a body sent a Content-Type", h2)
+		}
+		if _, ok := got[1].Lookup("content-length"); ok {
+			t.Errorf("h2 %v: GET sent a Content-Length", h2)
+		}
+	}
+}
