@@ -164,7 +164,9 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	cc.emit = cc.emitField
 	cc.hdec = hpack.NewDecoder(tableSize, cc.emit)
 	cc.hdec.SetMaxStringLength(int(maxList))
-	cc.rd.r = bufio.NewReaderSize(nc, 32<<10)
+	br := readBufs.Get().(*bufio.Reader)
+	br.Reset(nc)
+	cc.rd.r = br
 	cc.fr = newFramer(&cc.wb, &cc.rd, cc.maxFrame, maxList, cc.hdec)
 
 	cc.wb.b = append(make([]byte, 0, 256), preface...)

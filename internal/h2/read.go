@@ -1,11 +1,13 @@
 package h2
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/guise-http/guise/internal/fields"
 	"golang.org/x/net/http2"
@@ -57,6 +59,7 @@ func (r *connReader) Read(p []byte) (int, error) {
 // readLoop reads and dispatches frames until the connection ends.
 func (cc *ClientConn) readLoop() {
 	defer close(cc.readDone)
+	defer cc.putReadBuf()
 	if cc.idleTimer != nil {
 		defer cc.idleTimer.Stop()
 	}
@@ -73,6 +76,25 @@ func (cc *ClientConn) readLoop() {
 			return
 		}
 	}
+}
+
+// readBufs holds the connections' read buffers (*bufio.Reader of
+// readBufSize bytes): a connection takes one when it starts and its read
+// loop gives it back when it ends, so that connections made one per
+// request (isolated calls) do not each allocate and clear one.
+var readBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+
+const readBufSize = 32 << 10
+
+// putReadBuf gives the read buffer back; the read loop, its only user,
+// has ended. A use after this panics on the nil reader instead of reading
+// another connection's bytes.
+func (cc *ClientConn) putReadBuf() {
+	if br, ok := cc.rd.r.(*bufio.Reader); ok {
+		br.Reset(nil)
+		readBufs.Put(br)
+	}
+	cc.rd.r = nil
 }
 
 // readFrame reads one frame with the Framer and handles it. A returned error
