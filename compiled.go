@@ -277,21 +277,23 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 	} else if length == emptyBody {
 		cl = "0"
 	}
-	slot := index(tpl, "content-length") >= 0
+	slot := cl != "" && index(tpl, "content-length") >= 0 // a place for cl
 	if proto == protoH2 && cl != "" && !user.Has("content-length") && !slot {
 		dst = append(dst, fields.Field{Name: "content-length", Value: cl})
 	}
 	for _, d := range tpl {
-		if i := index(user, d.Name); i >= 0 {
-			for _, u := range user[i:] {
-				if fields.EqualFold(u.Name, d.Name) {
-					if proto == protoH2 {
-						u.Name = d.Name // lower case already: h2Fields need not copy
+		if len(user) > 0 {
+			if i := index(user, d.Name); i >= 0 {
+				for _, u := range user[i:] {
+					if fields.EqualFold(u.Name, d.Name) {
+						if proto == protoH2 {
+							u.Name = d.Name // lower case already: h2Fields need not copy
+						}
+						dst = append(dst, u)
 					}
-					dst = append(dst, u)
 				}
+				continue
 			}
-			continue
 		}
 		if i := index(extra, d.Name); i >= 0 {
 			dst = append(dst, fields.Field{Name: d.Name, Value: extra[i].Value})

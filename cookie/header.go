@@ -71,6 +71,12 @@ func (j *Jar) match(u *url.URL, site SiteContext, touch bool, emit func(*entry) 
 	if u == nil {
 		return
 	}
+	j.mu.Lock()
+	empty := len(j.buckets) == 0
+	j.mu.Unlock()
+	if empty {
+		return // the common case of a client that stores no cookies: no host parsing
+	}
 	scheme := normScheme(u.Scheme)
 	host, ok := canonicalHost(u.Hostname())
 	if scheme == "" || !ok {
