@@ -45,6 +45,12 @@ const (
 type headerTemplate struct {
 	fields  fields.Header
 	present bool
+	// block is, for an HTTP/1.1 template whose first field is Host, the
+	// fields after Host that a request with nothing of its own sends (no
+	// caller fields, no Cookie or Referer, no body): every field with a
+	// value, in wire form. headerFor would produce Host and exactly these;
+	// see headBlock. nil when the template does not qualify.
+	block []byte
 }
 
 var compiledCache sync.Map // profile name → *compiled
@@ -70,6 +76,7 @@ func compile(name string) (*compiled, error) {
 			if !t.fields.Has("host") {
 				return nil, fmt.Errorf("guise: profile %s: HTTP/1.1 %s header set has no Host field", p.Name, k)
 			}
+			t.block = renderBlock(t.fields)
 			c.hdr[protoH1][k] = t
 		}
 		if hs := p.HeaderSet(k, profile.H2); hs != nil {
@@ -117,6 +124,47 @@ func template(p *profile.Profile, hs *profile.HeaderSet) headerTemplate {
 		t.fields = append(t.fields[:at], append(fields.Header{{Name: name}}, t.fields[at:]...)...)
 	}
 	return t
+}
+
+// renderBlock returns headerTemplate.block for an HTTP/1.1 template h.
+func renderBlock(h fields.Header) []byte {
+	if len(h) == 0 || !fields.EqualFold(h[0].Name, "host") {
+		return nil
+	}
+	var b []byte
+	for _, f := range h[1:] {
+		if f.Value == "" {
+			continue // a per-request placeholder with nothing to send
+		}
+		switch {
+		case fields.EqualFold(f.Name, "content-length"), fields.EqualFold(f.Name, "transfer-encoding"), fields.EqualFold(f.Name, "expect"):
+			return nil // framing is the engine's to check
+		}
+		b = append(b, f.Name...)
+		b = append(b, ": "...)
+		b = append(b, f.Value...)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// headBlock returns, for an HTTP/1.1 request of kind that sends nothing of
+// its own (no caller fields, extra holding Host alone, no body, not a
+// redirect hop), its Host field and the template's pre-rendered block: what
+// headerFor would assemble, without assembling it per request. ok is
+// false when the request or the template does not qualify.
+func (c *compiled) headBlock(kind profile.RequestKind, user, extra fields.Header, length int64, redirected bool) (host fields.Field, block []byte, ok bool) {
+	if kind == 0 {
+		kind = profile.Navigate
+	}
+	if len(user) != 0 || len(extra) != 1 || length != 0 || redirected || int(kind) >= kindCount {
+		return host, nil, false
+	}
+	t := &c.hdr[protoH1][kind]
+	if t.block == nil || !fields.EqualFold(extra[0].Name, "host") {
+		return host, nil, false
+	}
+	return fields.Field{Name: t.fields[0].Name, Value: extra[0].Value}, t.block, true
 }
 
 // redirectTemplate returns the header list of a navigation that follows a

@@ -89,10 +89,15 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			}
 		}
 		hl := bodyLength(method, b.length)
-		r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.redirected)
-		if err != nil {
-			c.abandon()
-			return nil, err
+		if host, blk, ok := o.profile.headBlock(req.Kind, req.Header, ex, hl, req.redirected); ok {
+			r.Header, r.HeaderBlock = append(r.Header[:0], host), blk
+		} else {
+			r.HeaderBlock = nil
+			r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.redirected)
+			if err != nil {
+				c.abandon()
+				return nil, err
+			}
 		}
 		r.Body, r.BodyBytes, r.ContentLength = b.r, b.bytes, b.length
 		r.HeadTimeout, r.BodyIdleTimeout = st.headTO, st.bodyTO

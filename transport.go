@@ -206,7 +206,7 @@ func (c *conn) roundTrip(ctx context.Context, r *h1.Request, resp *h1.Response) 
 	c.inRoundTrip, c.deferred = true, releaseNone
 	err := c.h1.RoundTrip(ctx, r, resp)
 	// The request is written; drop references to the caller's data.
-	r.Body, r.BodyBytes, r.Header = nil, nil, r.Header[:0]
+	r.Body, r.BodyBytes, r.Header, r.HeaderBlock = nil, nil, r.Header[:0], nil
 	c.inRoundTrip = false
 	if d := c.deferred; d != releaseNone {
 		c.deferred = releaseNone

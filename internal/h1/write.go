@@ -31,6 +31,12 @@ type Request struct {
 	// "http://h/p" (absolute-form, for proxies).
 	Target string
 	Header fields.Header
+	// HeaderBlock, if not empty, is more fields already in wire form
+	// ("Name: value\r\n" lines), written right after Header's. The caller
+	// vouches for them: they are not validated and must hold no
+	// Content-Length, Transfer-Encoding or Expect field (a profile's
+	// default fields, rendered once instead of per request).
+	HeaderBlock []byte
 	// Body is the request body; nil means none. With a known length over
 	// 16 KiB, an *os.File goes through the connection's io.ReaderFrom
 	// (sendfile on TCP), an io.WriterTo writes straight to the connection,
@@ -179,6 +185,7 @@ func (c *Conn) prepare(req *Request) (writePlan, error) {
 		b = append(b, f.Value...)
 		b = append(b, "\r\n"...)
 	}
+	b = append(b, req.HeaderBlock...)
 	chunked := hasTE
 	if hasBody && !hasCL && !hasTE {
 		if bodyLen >= 0 {
