@@ -2,10 +2,8 @@ package guise
 
 import (
 	"context"
-	"net"
 	"testing"
 
-	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/profile"
 )
@@ -63,39 +61,15 @@ func TestEmptyBodyContentLength(t *testing.T) {
 // body, over h2 and HTTP/1.1; a GET carries none.
 func TestEmptyBodyOnTheWire(t *testing.T) {
 	for _, h2 := range []bool{true, false} {
-		srv := &fingerprint.Server{}
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		_, port, _ := net.SplitHostPort(srv.ListenAddr())
-		origin := "http://fp.test:" + port
-		if h2 {
-			origin = "https://fp.test:" + port
-		}
-		addr := srv.ListenAddr()
-		var d net.Dialer
-		s := &Session{Profile: "chrome", RootCAs: srv.CertPool(), Transport: &Transport{
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return d.DialContext(ctx, network, addr)
-			}}}
+		e := newEchoSession(t, "chrome", h2)
 		for _, m := range []string{"POST", "GET"} {
-			resp, err := s.Do(context.Background(), &Request{Method: m, URL: origin + "/api/all", Kind: profile.Fetch})
+			resp, err := e.s.Do(context.Background(), &Request{Method: m, URL: e.origin + "/api/all", Kind: profile.Fetch})
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Bytes()
 		}
-		s.Transport.Close()
-		srv.Close()
-		var got []fields.Header
-		for _, rec := range srv.Records() {
-			for _, q := range rec.HTTPRequests() {
-				got = append(got, q.Header)
-			}
-		}
-		if len(got) != 2 {
-			t.Fatalf("h2 %v: the server saw %d requests, want 2", h2, len(got))
-		}
+		got := e.received(t, 2)
 		if v, ok := got[0].Lookup("content-length"); !ok || v != "0" {
 			t.Errorf("h2 %v: POST without a body: content-length %q (%v), want \"0\"; fields %v", h2, v, ok, names(got[0]))
 		}

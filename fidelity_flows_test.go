@@ -89,23 +89,8 @@ type flowCall struct {
 // and the fields the server received per call, in wire order and case.
 func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) (string, []fields.Header) {
 	t.Helper()
-	srv := &fingerprint.Server{}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	_, port, _ := net.SplitHostPort(srv.ListenAddr())
-	origin := "http://fp.test:" + port
-	if h2 {
-		origin = "https://fp.test:" + port
-	}
-	addr := srv.ListenAddr()
-	var d net.Dialer
-	s := &Session{Profile: name, RootCAs: srv.CertPool(), Transport: &Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		}}}
-	defer s.Transport.Close()
+	e := newEchoSession(t, name, h2)
+	s, origin := e.s, e.origin
 	u, _ := url.Parse(origin + "/")
 	s.Cookies().SetCookies(u, []string{fingerprint.FlowCookie + "; Path=/"})
 	for _, c := range calls {
@@ -127,18 +112,57 @@ func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) (string, []
 			t.Fatalf("%s %s: %d %s, want 200 %s", c.method, c.path, resp.StatusCode, resp.Proto, want)
 		}
 	}
-	s.Transport.Close()
-	srv.Close()
+	return origin, e.received(t, len(calls))
+}
+
+// echoSession is a Session of one profile talking to a fresh echo server
+// reached as fp.test, over h2 (https) or HTTP/1.1 (plain http).
+type echoSession struct {
+	s      *Session
+	srv    *fingerprint.Server
+	origin string // scheme://fp.test:port
+}
+
+// newEchoSession starts the echo server and the Session; both end with
+// the test.
+func newEchoSession(t *testing.T, profile string, h2 bool) *echoSession {
+	t.Helper()
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	_, port, _ := net.SplitHostPort(srv.ListenAddr())
+	e := &echoSession{srv: srv, origin: "http://fp.test:" + port}
+	if h2 {
+		e.origin = "https://fp.test:" + port
+	}
+	addr := srv.ListenAddr()
+	var d net.Dialer
+	e.s = &Session{Profile: profile, RootCAs: srv.CertPool(), Transport: &Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}}}
+	t.Cleanup(func() { e.s.Transport.Close() })
+	return e
+}
+
+// received ends the session and the server and returns the fields of the
+// requests the server saw, in wire order and case; there must be n.
+func (e *echoSession) received(t *testing.T, n int) []fields.Header {
+	t.Helper()
+	e.s.Transport.Close()
+	e.srv.Close()
 	var got []fields.Header
-	for _, rec := range srv.Records() {
+	for _, rec := range e.srv.Records() {
 		for _, q := range rec.HTTPRequests() {
 			got = append(got, q.Header)
 		}
 	}
-	if len(got) != len(calls) {
-		t.Fatalf("the server saw %d requests, guise sent %d", len(got), len(calls))
+	if len(got) != n {
+		t.Fatalf("the server saw %d requests, want %d", len(got), n)
 	}
-	return origin, got
+	return got
 }
 
 func names(h fields.Header) []string {

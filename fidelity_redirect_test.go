@@ -2,7 +2,6 @@ package guise
 
 import (
 	"context"
-	"net"
 	"testing"
 
 	"github.com/guise-http/guise/fingerprint"
@@ -39,43 +38,16 @@ func TestRedirectHopOrderMatchesRecordings(t *testing.T) {
 // the requests the server received.
 func followFlowStart(t *testing.T, name string, h2 bool) []fields.Header {
 	t.Helper()
-	srv := &fingerprint.Server{}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	_, port, _ := net.SplitHostPort(srv.ListenAddr())
-	origin := "http://fp.test:" + port
-	if h2 {
-		origin = "https://fp.test:" + port
-	}
-	addr := srv.ListenAddr()
-	var d net.Dialer
-	s := &Session{Profile: name, RootCAs: srv.CertPool(), Transport: &Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		}}}
-	defer s.Transport.Close()
-	resp, err := s.Do(context.Background(), &Request{URL: origin + fingerprint.FlowStart})
+	e := newEchoSession(t, name, h2)
+	resp, err := e.s.Do(context.Background(), &Request{URL: e.origin + fingerprint.FlowStart})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := resp.Bytes(); err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 || resp.URL != origin+"/flow/" {
-		t.Fatalf("%d at %s, want 200 at %s/flow/", resp.StatusCode, resp.URL, origin)
+	if resp.StatusCode != 200 || resp.URL != e.origin+"/flow/" {
+		t.Fatalf("%d at %s, want 200 at %s/flow/", resp.StatusCode, resp.URL, e.origin)
 	}
-	s.Transport.Close()
-	srv.Close()
-	var got []fields.Header
-	for _, rec := range srv.Records() {
-		for _, q := range rec.HTTPRequests() {
-			got = append(got, q.Header)
-		}
-	}
-	if len(got) != 2 {
-		t.Fatalf("the server saw %d requests, want 2 (the start page and its redirect)", len(got))
-	}
-	return got
+	return e.received(t, 2) // the start page and its redirect
 }
