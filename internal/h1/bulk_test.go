@@ -81,9 +81,9 @@ func TestWriteToReadsInBulk(t *testing.T) {
 	t.Logf("%d reads for %d bytes", rc.reads, len(resp))
 }
 
-// writeToOutcome is runScript's outcome with the body read by WriteTo, plus
-// the bytes left unread after it.
-func writeToOutcome(response []byte, chunk int, cfg *Config) (outcome, []byte) {
+// bodyOutcome is runScript's outcome with the body read by read, plus the
+// bytes left unread after it.
+func bodyOutcome(response []byte, chunk int, cfg *Config, read func(dst *bytes.Buffer, b *Body) error) (outcome, []byte) {
 	sc := &scriptConn{in: response, chunk: chunk}
 	c := NewConn(sc, cfg)
 	var o outcome
@@ -100,7 +100,7 @@ func writeToOutcome(response []byte, chunk int, cfg *Config) (outcome, []byte) {
 	}
 	o.header = sb.String()
 	var body bytes.Buffer
-	_, o.bodyErr = resp.Body.WriteTo(&body)
+	o.bodyErr = read(&body, &resp.Body)
 	left := append(append([]byte(nil), c.rbuf[c.r:c.w]...), sc.in...)
 	resp.Body.Close()
 	o.body = body.String()
@@ -112,34 +112,20 @@ func writeToOutcome(response []byte, chunk int, cfg *Config) (outcome, []byte) {
 	return o, left
 }
 
-// readOutcome is the same with Read and a large buffer.
+// writeToOutcome reads the body with WriteTo.
+func writeToOutcome(response []byte, chunk int, cfg *Config) (outcome, []byte) {
+	return bodyOutcome(response, chunk, cfg, func(dst *bytes.Buffer, b *Body) error {
+		_, err := b.WriteTo(dst)
+		return err
+	})
+}
+
+// readOutcome reads the body with Read and a large buffer.
 func readOutcome(response []byte, chunk int, cfg *Config) (outcome, []byte) {
-	sc := &scriptConn{in: response, chunk: chunk}
-	c := NewConn(sc, cfg)
-	var o outcome
-	c.SetRelease(func(_ *Conn, reusable bool) { o.released++; o.reusable = reusable })
-	var resp Response
-	o.err = c.RoundTrip(context.Background(), &Request{Method: "GET", Target: "/", Header: hdr("Host", "x")}, &resp)
-	if o.err != nil {
-		return o, nil
-	}
-	o.status, o.proto, o.reason, o.cl = resp.StatusCode, resp.Proto, resp.Reason, resp.ContentLength
-	var sb strings.Builder
-	for _, f := range resp.Header {
-		sb.WriteString(f.Name + ": " + f.Value + "\n")
-	}
-	o.header = sb.String()
-	var body bytes.Buffer
-	_, o.bodyErr = io.CopyBuffer(struct{ io.Writer }{&body}, struct{ io.Reader }{&resp.Body}, make([]byte, 64<<10))
-	left := append(append([]byte(nil), c.rbuf[c.r:c.w]...), sc.in...)
-	resp.Body.Close()
-	o.body = body.String()
-	sb.Reset()
-	for _, f := range resp.Trailer {
-		sb.WriteString(f.Name + ": " + f.Value + "\n")
-	}
-	o.trailer = sb.String()
-	return o, left
+	return bodyOutcome(response, chunk, cfg, func(dst *bytes.Buffer, b *Body) error {
+		_, err := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{b}, make([]byte, 64<<10))
+		return err
+	})
 }
 
 var bulkSeeds = []string{
