@@ -207,6 +207,23 @@ func h2Get(ctx context.Context, s *Session, url string) error {
 	return err
 }
 
+// warmH2Session returns a Session on a new in-process HTTP/2 server, with
+// its connection up after one GET, a cancellable context and the URL; all
+// end with the test.
+func warmH2Session(tb testing.TB) (context.Context, *Session, string) {
+	tb.Helper()
+	srv := newH2CannedServer(tb)
+	s := &Session{RootCAs: srv.roots}
+	tb.Cleanup(func() { s.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	url := srv.URL()
+	if err := h2Get(ctx, s, url); err != nil {
+		tb.Fatal(err)
+	}
+	return ctx, s, url
+}
+
 // h2AllocBudget is what one small HTTP/2 GET on a warm Session may
 // allocate, client and in-process server together, one request at a time:
 // the Request (the caller's), the Response (which holds the stream), and one
@@ -223,15 +240,7 @@ func TestH2AllocsPerRequest(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
-	srv := newH2CannedServer(t)
-	s := &Session{RootCAs: srv.roots}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url := srv.URL()
-	if err := h2Get(ctx, s, url); err != nil {
-		t.Fatal(err)
-	}
+	ctx, s, url := warmH2Session(t)
 	n := testing.AllocsPerRun(500, func() {
 		if err := h2Get(ctx, s, url); err != nil {
 			t.Fatal(err)
@@ -255,15 +264,7 @@ func TestH2AllocsPerRequestConcurrent(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
-	srv := newH2CannedServer(t)
-	s := &Session{RootCAs: srv.roots}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url := srv.URL()
-	if err := h2Get(ctx, s, url); err != nil {
-		t.Fatal(err)
-	}
+	ctx, s, url := warmH2Session(t)
 	const workers, each = 16, 100
 	run := func() error {
 		errs := make(chan error, workers)
@@ -313,15 +314,7 @@ func TestResponseSizeClasses(t *testing.T) {
 
 // BenchmarkH2SessionDo is one goroutine's small HTTP/2 GETs.
 func BenchmarkH2SessionDo(b *testing.B) {
-	srv := newH2CannedServer(b)
-	s := &Session{RootCAs: srv.roots}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url := srv.URL()
-	if err := h2Get(ctx, s, url); err != nil {
-		b.Fatal(err)
-	}
+	ctx, s, url := warmH2Session(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := h2Get(ctx, s, url); err != nil {
@@ -334,15 +327,7 @@ func BenchmarkH2SessionDo(b *testing.B) {
 // process: 16 goroutines share one Session, one HTTP/2 connection and one
 // cancellable context.
 func BenchmarkH2SessionDoParallel(b *testing.B) {
-	srv := newH2CannedServer(b)
-	s := &Session{RootCAs: srv.roots}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url := srv.URL()
-	if err := h2Get(ctx, s, url); err != nil {
-		b.Fatal(err)
-	}
+	ctx, s, url := warmH2Session(b)
 	b.ReportAllocs()
 	b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	b.RunParallel(func(pb *testing.PB) {
