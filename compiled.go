@@ -256,27 +256,6 @@ func isPerRequest(names []string, name string) bool {
 	return false
 }
 
-// header appends to dst the header of one request: the profile's defaults
-// for proto and kind in their order; where the caller's header has a field
-// of the same name, the caller's fields instead (in its case); where extra
-// (fields guise computes per request: Host, Cookie, Referer,
-// Sec-Fetch-Site) has one, that; placeholders nobody filled are left out;
-// then the caller's other fields in its order, then extra fields that have
-// no place. Over HTTP/2, names are lower-cased and fields HTTP/2 forbids
-// dropped.
-//
-// A request with a body (length > 0, or < 0 for a body of unknown length)
-// uses the profile's body variant of kind when it has one (recorded: a
-// fetch() POST, a form submission), which puts Content-Length, Origin and
-// the browser's Content-Type (and Chrome's Cache-Control for a form) in the
-// browser's places; see headerFor for Origin. Otherwise, or when that
-// variant has no Content-Length slot, a body of known length adds
-// Content-Length first over HTTP/2 and, by the h1 engine, at the end over
-// HTTP/1.1.
-func (c *compiled) header(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64) (fields.Header, error) {
-	return c.headerFor(dst, proto, kind, user, extra, length, "", false)
-}
-
 // emptyBody is the length headerFor takes for a POST or PUT without a
 // body (see bodyLength): the browsers send such a request with
 // "Content-Length: 0" and the fields of a request with a body, but no
@@ -295,7 +274,25 @@ func bodyLength(method string, length int64) int64 {
 	return length
 }
 
-// headerFor is header with the request's own origin ("https://host:port",
+// headerFor appends to dst the header of one request: the profile's defaults
+// for proto and kind in their order; where the caller's header has a field
+// of the same name, the caller's fields instead (in its case); where extra
+// (fields guise computes per request: Host, Cookie, Referer,
+// Sec-Fetch-Site) has one, that; placeholders nobody filled are left out;
+// then the caller's other fields in its order, then extra fields that have
+// no place. Over HTTP/2, names are lower-cased and fields HTTP/2 forbids
+// dropped.
+//
+// A request with a body (length > 0, or < 0 for a body of unknown length)
+// uses the profile's body variant of kind when it has one (recorded: a
+// fetch() POST, a form submission), which puts Content-Length, Origin and
+// the browser's Content-Type (and Chrome's Cache-Control for a form) in the
+// browser's places. Otherwise, or when that
+// variant has no Content-Length slot, a body of known length adds
+// Content-Length first over HTTP/2 and, by the h1 engine, at the end over
+// HTTP/1.1.
+//
+// origin is the request's own origin ("https://host:port",
 // as the Origin field serialises it; "" if unknown). A request with a body
 // carries Origin, as both browsers send it on every POST, same-origin
 // included: the origin of the page it comes from, which is the Referer's
