@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/internal/h2"
@@ -53,7 +54,18 @@ type headerTemplate struct {
 	block []byte
 }
 
-var compiledCache sync.Map // profile name → *compiled
+var compiledCache sync.Map // profile name → *namedCompiled
+
+// namedCompiled is a compiledCache entry with the name it was looked up by.
+type namedCompiled struct {
+	name string
+	c    *compiled
+}
+
+// lastCompiled is the entry compile returned last: most programs use one
+// profile, and a pointer load and a string comparison cost less than a
+// map lookup, on every request.
+var lastCompiled atomic.Pointer[namedCompiled]
 
 // compile returns the compiled form of the named profile ("" means
 // profile.Default). Concurrent cold calls may compile twice; one result wins
@@ -62,8 +74,13 @@ func compile(name string) (*compiled, error) {
 	if name == "" {
 		name = profile.Default
 	}
-	if c, ok := compiledCache.Load(name); ok {
-		return c.(*compiled), nil
+	if e := lastCompiled.Load(); e != nil && e.name == name {
+		return e.c, nil
+	}
+	if v, ok := compiledCache.Load(name); ok {
+		e := v.(*namedCompiled)
+		lastCompiled.Store(e)
+		return e.c, nil
 	}
 	p, err := profile.Lookup(name)
 	if err != nil {
@@ -96,8 +113,10 @@ func compile(name string) (*compiled, error) {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
 		}
 	}
-	v, _ := compiledCache.LoadOrStore(name, c)
-	return v.(*compiled), nil
+	v, _ := compiledCache.LoadOrStore(name, &namedCompiled{name: name, c: c})
+	e := v.(*namedCompiled)
+	lastCompiled.Store(e)
+	return e.c, nil
 }
 
 // template prepares a header set: per-request fields become placeholders

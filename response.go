@@ -33,18 +33,65 @@ type Response struct {
 	// went (the last hop of a redirect chain).
 	Timings Timings
 
-	h1   *h1.Response // the HTTP/1.1 engine's response, in h1Response
+	h1   *h1.Response // the HTTP/1.1 engine's response, in an h1Response
 	h2   *h2.Response // the HTTP/2 engine's response, in h2Response
 	body responseBody
 }
 
-// h1Response is a Response with what an HTTP/1.1 exchange needs, in one
-// allocation.
+// h1Response is a Response with what an HTTP/1.1 exchange needs. It is
+// allocated as one of the types below, with room for the head's fields in
+// the same allocation, sized once the head has been parsed: most heads
+// fit in 8 or 16 fields and pay for no more (the garbage collector's work
+// grows with the bytes allocated per request).
 type h1Response struct {
 	Response
-	eng   h1.Response
-	hdr   [16]Field // backs Header for heads of up to 16 fields
-	extra [4]Field  // backs the per-request fields guise computes
+	eng h1.Response
+}
+
+type (
+	h1Response4 struct {
+		h1Response
+		hdr [4]Field
+	}
+	h1Response8 struct {
+		h1Response
+		hdr [8]Field
+	}
+	h1Response16 struct {
+		h1Response
+		hdr [16]Field
+	}
+	h1Response32 struct {
+		h1Response
+		hdr [32]Field
+	}
+)
+
+// newH1Response makes a Response with room for nfields header fields in
+// its own allocation.
+func newH1Response(nfields int) *h1Response {
+	var (
+		r   *h1Response
+		hdr []Field
+	)
+	switch {
+	case nfields <= 4:
+		x := new(h1Response4)
+		r, hdr = &x.h1Response, x.hdr[:0]
+	case nfields <= 8:
+		x := new(h1Response8)
+		r, hdr = &x.h1Response, x.hdr[:0]
+	case nfields <= 16:
+		x := new(h1Response16)
+		r, hdr = &x.h1Response, x.hdr[:0]
+	case nfields <= 32:
+		x := new(h1Response32)
+		r, hdr = &x.h1Response, x.hdr[:0]
+	default:
+		r, hdr = new(h1Response), make([]Field, 0, nfields)
+	}
+	r.eng.Header = hdr
+	return r
 }
 
 // h2Response is a Response with what an HTTP/2 exchange needs, in one

@@ -41,9 +41,8 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		key.Proxy = o.proxy.key
 	}
 
-	// The Response is allocated once the protocol is known, with what that
-	// protocol needs; an HTTP/1.1 retry reuses its Response.
-	var r1 *h1Response
+	// The Response is allocated once the head has arrived, with what its
+	// protocol needs.
 	trace := httptrace.ContextClientTrace(ctx)
 	var tm Timings
 	tm.Start = time.Now()
@@ -51,7 +50,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		if trace != nil && trace.GetConn != nil {
 			trace.GetConn(u.addr)
 		}
-		c, reused, err := st.getConn(ctx, key, o, trace)
+		c, reused, err := st.getConn(ctx, key, o, trace, tm.Start)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +65,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			resp, err := st.roundTripH2(ctx, c, req, u, b, o, x)
 			if err == nil {
 				resp.Timings = tm
-				resp.gotHead(trace)
+				resp.gotHead(trace, time.Since(tm.Start))
 				return resp, nil
 			}
 			if attempt == 0 && (replayable || b.r == nil) && h2.CanRetry(err) && ctx.Err() == nil {
@@ -74,14 +73,10 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			}
 			return nil, classify(ctx, err)
 		}
-		if r1 == nil {
-			r1 = &h1Response{}
-			r1.eng.Header = r1.hdr[:0]
-		}
 		r := &c.req
 		r.Method = method
 		r.Target = u.target
-		ex := append(append(r1.extra[:0], fields.Field{Name: "Host", Value: u.authority}), x...)
+		ex := append(append(c.ex[:0], fields.Field{Name: "Host", Value: u.authority}), x...)
 		if c.absolute {
 			r.Target = u.scheme + "://" + u.authority + u.target
 			if c.auth != "" {
@@ -105,11 +100,10 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		// caller's by validHeader above, and guise's own (Host, Cookie,
 		// Referer) come from a parsed URL or the jar.
 		r.Validated = true
-		err = c.roundTrip(ctx, r, &r1.eng)
+		r1, now, err := c.roundTrip(ctx, r)
 		if err == nil {
-			r1.fill()
 			r1.Timings = tm
-			r1.gotHead(trace)
+			r1.gotHead(trace, now.Sub(tm.Start))
 			return &r1.Response, nil
 		}
 		// RoundTrip closed the connection and will not call Release.
@@ -205,11 +199,11 @@ const h2ScratchFields = 24
 // h2HeaderPool holds *[h2ScratchFields]Field, cleared.
 var h2HeaderPool = sync.Pool{New: func() any { return new([h2ScratchFields]Field) }}
 
-// gotHead records the head's arrival and reports it to trace. The write
-// events are reported here too, in their order: the engines do not report
-// the end of the write separately yet.
-func (r *Response) gotHead(trace *httptrace.ClientTrace) {
-	r.Timings.Head = time.Since(r.Timings.Start)
+// gotHead records that the head arrived head after the start and reports
+// it to trace. The write events are reported here too, in their order: the
+// engines do not report the end of the write separately yet.
+func (r *Response) gotHead(trace *httptrace.ClientTrace, head time.Duration) {
+	r.Timings.Head = head
 	if trace == nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"
@@ -151,13 +152,18 @@ type options struct {
 // conn is one connection: HTTP/1.1 (pooled one request at a time) or
 // HTTP/2 (shared by concurrent requests).
 type conn struct {
-	st     *transportState
-	key    pool.Key
-	h1     *h1.Conn
-	h2     *h2.ClientConn
-	req    h1.Request // reused: one request at a time per HTTP/1.1 conn
-	pooled bool       // false for isolated calls
-	nc     net.Conn   // the connection as dialed (TLS included), for tracing
+	st  *transportState
+	key pool.Key
+	h1  *h1.Conn
+	h2  *h2.ClientConn
+	req h1.Request // reused: one request at a time per HTTP/1.1 conn
+	// resp is the Response of the request in flight, made by allocResp
+	// once the engine knows the head's size; ex holds the fields guise
+	// adds to a request (Host, ...) until it is written.
+	resp   *h1Response
+	ex     [4]fields.Field
+	pooled bool     // false for isolated calls
+	nc     net.Conn // the connection as dialed (TLS included), for tracing
 	// inRoundTrip and deferred hold back a release that comes while
 	// RoundTrip runs (an inline body): c.req is still in use then.
 	inRoundTrip bool
@@ -202,33 +208,59 @@ const (
 
 // roundTrip runs one HTTP/1.1 exchange on c, keeping c out of the pool
 // until it returns even when the body was complete in the head's read.
-func (c *conn) roundTrip(ctx context.Context, r *h1.Request, resp *h1.Response) error {
+func (c *conn) roundTrip(ctx context.Context, r *h1.Request) (*h1Response, time.Time, error) {
 	c.inRoundTrip, c.deferred = true, releaseNone
-	err := c.h1.RoundTrip(ctx, r, resp)
+	_, err := c.h1.RoundTripNew(ctx, r)
+	resp := c.resp
+	c.resp = nil
 	// The request is written; drop references to the caller's data.
 	r.Body, r.BodyBytes, r.Header, r.HeaderBlock = nil, nil, r.Header[:0], nil
+	clear(c.ex[:])
+	if err == nil {
+		resp.fill()
+	} else {
+		resp = nil
+	}
+	now := time.Now()
 	c.inRoundTrip = false
 	if d := c.deferred; d != releaseNone {
 		c.deferred = releaseNone
-		c.release(d == releasePut)
+		c.releaseAt(d == releasePut, now)
 	}
-	return err
+	return resp, now, err
+}
+
+// allocResp is the h1 engine's SetAlloc function.
+func (c *conn) allocResp(nfields int) *h1.Response {
+	c.resp = newH1Response(nfields)
+	return &c.resp.eng
 }
 
 func (c *conn) release(reusable bool) {
+	var now time.Time
+	if reusable && c.pooled {
+		now = time.Now()
+	}
+	c.releaseAt(reusable, now)
+}
+
+// releaseAt is release for a caller that has read the clock: now is when
+// the connection became idle.
+func (c *conn) releaseAt(reusable bool, now time.Time) {
 	switch {
 	case !c.pooled:
 		c.h1.Close()
 	case reusable:
-		c.st.pool.Put(c.key, c)
+		c.st.pool.PutAt(c.key, c, now)
 	default:
 		c.st.pool.Drop(c.key)
 	}
 }
 
 // getConn returns a connection for key: an HTTP/2 connection with a stream
-// reserved, a pooled idle HTTP/1.1 one, or a new one.
-func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, bool, error) {
+// reserved, a pooled idle HTTP/1.1 one, or a new one. now is the request's
+// start, against which idle connections are judged expired.
+func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace, now time.Time) (*conn, bool, error) {
 	if o.isolated {
 		c, err := st.dialConn(ctx, key, o, trace)
 		return c, false, err
@@ -252,7 +284,7 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options,
 			return nil, false, ctx.Err()
 		}
 	}
-	c, ok, err := st.pool.Get(ctx, key)
+	c, ok, err := st.pool.GetAt(ctx, key, now)
 	if err != nil {
 		if lead {
 			st.h2s.endProbe(key, false)
@@ -356,6 +388,7 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 	}
 	c.h1 = h1.NewConn(nc, &st.h1)
 	c.h1.SetRelease(c.onRelease)
+	c.h1.SetAlloc(c.allocResp)
 	return c, nil
 }
 

@@ -294,3 +294,51 @@ func BenchmarkNetHTTPRoundTrip(b *testing.B) {
 		resp.Body.Close()
 	}
 }
+
+// TestRoundTripNewAllocSize checks that RoundTripNew asks SetAlloc's
+// function for a Response once, with the head's number of fields, fills
+// that Response, and that a Response without the capacity still gets every
+// field.
+func TestRoundTripNewAllocSize(t *testing.T) {
+	s := cannedServer(t, smallResp)
+	c := s.dial(t, nil)
+	c.SetRelease(func(*Conn, bool) {})
+	req := &Request{Method: "GET", Target: "/", Header: fields.Header{{Name: "Host", Value: "example.com"}}}
+	ctx := context.Background()
+	for _, room := range []int{4, 0} {
+		var calls, asked int
+		var made *Response
+		c.SetAlloc(func(n int) *Response {
+			calls++
+			asked = n
+			made = &Response{Header: make(fields.Header, 0, room)}
+			return made
+		})
+		resp, err := c.RoundTripNew(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 || asked != 4 {
+			t.Fatalf("room %d: alloc called %d times for %d fields, want once for 4", room, calls, asked)
+		}
+		if resp != made {
+			t.Fatalf("room %d: RoundTripNew returned a Response other than alloc's", room)
+		}
+		if len(resp.Header) != 4 || resp.Header[3].Name != "Content-Length" || resp.StatusCode != 200 {
+			t.Fatalf("room %d: got status %d, header %v", room, resp.StatusCode, resp.Header)
+		}
+		if room >= 4 && cap(resp.Header) != room {
+			t.Fatalf("room %d: the fields did not go into alloc's array", room)
+		}
+		b, err := io.ReadAll(&resp.Body)
+		if err != nil || string(b) != "hello, world!" {
+			t.Fatalf("room %d: body %q, %v", room, b, err)
+		}
+	}
+	// A failed exchange makes no Response.
+	c.SetAlloc(func(int) *Response { t.Fatal("alloc called for a failed exchange"); return nil })
+	c.Close()
+	if _, err := c.RoundTripNew(ctx, req); err == nil {
+		t.Fatal("RoundTripNew on a closed connection succeeded")
+	}
+}

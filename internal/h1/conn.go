@@ -46,6 +46,7 @@ type Conn struct {
 	lim limits
 
 	release func(c *Conn, reusable bool)
+	alloc   func(nfields int) *Response
 
 	rbuf   []byte // read buffer; unread bytes are rbuf[r:w]
 	r, w   int
@@ -111,6 +112,13 @@ func NewConn(nc net.Conn, cfg *Config) *Conn {
 // SetRelease before RoundTrip, not concurrently with it.
 func (c *Conn) SetRelease(fn func(c *Conn, reusable bool)) { c.release = fn }
 
+// SetAlloc sets fn to make the Response of RoundTripNew once the final head
+// has been parsed: nfields is its number of header fields, and the fields
+// are appended to the returned Response's Header[:0], so a Header with that
+// much capacity (say an array in the same allocation) costs no slice. Call
+// SetAlloc before RoundTripNew, not concurrently with it.
+func (c *Conn) SetAlloc(fn func(nfields int) *Response) { c.alloc = fn }
+
 // Requests returns the number of requests started on this connection; a
 // reused connection has more than one.
 func (c *Conn) Requests() int { return c.requests }
@@ -143,11 +151,24 @@ var errConnBroken = errors.New("h1: connection closed or not reusable")
 func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) error {
 	h := resp.Header[:0]
 	*resp = Response{Header: h}
+	_, err := c.roundTrip(ctx, req, resp)
+	return err
+}
+
+// RoundTripNew is RoundTrip into a Response made, once the head's number of
+// fields is known, by the function given to SetAlloc.
+func (c *Conn) RoundTripNew(ctx context.Context, req *Request) (*Response, error) {
+	return c.roundTrip(ctx, req, nil)
+}
+
+// roundTrip is RoundTrip into resp, or into a Response from c.alloc when
+// resp is nil.
+func (c *Conn) roundTrip(ctx context.Context, req *Request, resp *Response) (*Response, error) {
 	if c.active {
-		return c.abort(errors.New("h1: RoundTrip while the previous request is unfinished"))
+		return nil, c.abort(errors.New("h1: RoundTrip while the previous request is unfinished"))
 	}
 	if c.broken || c.closed.Load() {
-		return c.abort(errConnBroken)
+		return nil, c.abort(errConnBroken)
 	}
 	c.active = true
 	c.requests++
@@ -159,11 +180,11 @@ func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) erro
 	var err error
 	c.plan, err = c.prepare(req)
 	if err != nil {
-		return c.abort(err)
+		return nil, c.abort(err)
 	}
 	if ctx.Done() != nil {
 		if err := c.watch(ctx); err != nil {
-			return c.abort(fmt.Errorf("h1: before sending: %w", err))
+			return nil, c.abort(fmt.Errorf("h1: before sending: %w", err))
 		}
 	}
 	st, n, err := c.exchange(req, &c.plan)
@@ -174,17 +195,18 @@ func (c *Conn) RoundTrip(ctx context.Context, req *Request, resp *Response) erro
 		if c.wsrcErr != nil {
 			err = c.wsrcErr
 		}
-		return c.abort(err)
+		return nil, c.abort(err)
 	}
 	if c.wrunning {
 		if werr := c.joinWriter(true); werr != nil {
 			c.noReuse = true
 		}
 	}
-	if err := c.finishHead(resp, req, st, n); err != nil {
-		return c.abort(err)
+	resp, err = c.finishHead(resp, req, st, n)
+	if err != nil {
+		return nil, c.abort(err)
 	}
-	return nil
+	return resp, nil
 }
 
 // exchange writes the request and reads heads up to the final one, which it

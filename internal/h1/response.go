@@ -9,22 +9,30 @@ const (
 	proto10 = "HTTP/1.0"
 )
 
-// finishHead turns the final head at rbuf[r:r+n] into resp and sets up the
-// body: inline when it is complete in the buffer and small, else streamed.
-func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) error {
+// finishHead turns the final head at rbuf[r:r+n] into resp (a new one from
+// c.alloc if resp is nil) and sets up the body: inline when it is complete
+// in the buffer and small, else streamed.
+func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*Response, error) {
 	head := c.rbuf[c.r : c.r+n]
 	spans, err := parseFields(c.spans[:0], head, st.fieldsAt, "header")
 	c.spans = spans
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(spans) > c.lim.maxHeaders {
-		return ErrTooManyHeaders
+		return nil, ErrTooManyHeaders
 	}
 	isHead := req.Head || req.Method == "HEAD"
 	f, err := frame(head, spans, st.code, st.http10, isHead)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if resp == nil {
+		if c.alloc == nil {
+			resp = new(Response)
+		} else {
+			resp = c.alloc(len(spans))
+		}
 	}
 	if req.Method == "CONNECT" && st.code/100 == 2 {
 		f.kind, f.cl, f.reuse = bodyNone, 0, false
@@ -96,7 +104,7 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) er
 	case bodyLength:
 		resp.Body.n = f.n
 	}
-	return nil
+	return resp, nil
 }
 
 // scanChunked checks whether b begins with a complete chunked body whose

@@ -99,13 +99,19 @@ func (p *Pool[C]) idleTimeout() time.Duration {
 // ctx is done. Every connection from Get (or dialed on its slot) ends with
 // exactly one Put (reusable) or Drop (closed, or to be closed by the caller).
 func (p *Pool[C]) Get(ctx context.Context, key Key) (c C, ok bool, err error) {
+	return p.GetAt(ctx, key, time.Now())
+}
+
+// GetAt is Get for a caller that has just read the clock: idle connections
+// are judged expired or not as of now.
+func (p *Pool[C]) GetAt(ctx context.Context, key Key, now time.Time) (c C, ok bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return c, false, ErrClosed
 	}
 	e := p.entry(key)
-	c, ok, expired := p.popIdle(e)
+	c, ok, expired := p.popIdle(e, now)
 	if ok {
 		p.mu.Unlock()
 		closeAll(expired)
@@ -161,8 +167,7 @@ func (p *Pool[C]) entry(key Key) *entry[C] {
 
 // popIdle takes the most recent idle connection that has not expired. It
 // returns expired ones for the caller to close once p.mu is released.
-func (p *Pool[C]) popIdle(e *entry[C]) (c C, ok bool, expired []C) {
-	now := time.Now()
+func (p *Pool[C]) popIdle(e *entry[C], now time.Time) (c C, ok bool, expired []C) {
 	for n := len(e.idle); n > 0; n = len(e.idle) {
 		ic := e.idle[n-1]
 		e.idle[n-1] = idleConn[C]{}
@@ -185,6 +190,12 @@ func closeAll[C Conn](cs []C) {
 // Put hands back a reusable connection: to a waiting Get if there is one,
 // else to the idle list (closing it if the list is full or the pool closed).
 func (p *Pool[C]) Put(key Key, c C) {
+	p.PutAt(key, c, time.Now())
+}
+
+// PutAt is Put for a caller that has just read the clock: the connection is
+// idle since now.
+func (p *Pool[C]) PutAt(key Key, c C, now time.Time) {
 	p.mu.Lock()
 	e := p.keys[key]
 	if p.closed || e == nil {
@@ -206,7 +217,7 @@ func (p *Pool[C]) Put(key Key, c C) {
 		c.Close()
 		return
 	}
-	e.idle = append(e.idle, idleConn[C]{c: c, since: time.Now()})
+	e.idle = append(e.idle, idleConn[C]{c: c, since: now})
 	p.armTimer()
 	p.mu.Unlock()
 }
