@@ -45,6 +45,11 @@ type Pool[C Conn] struct {
 	mu     sync.Mutex
 	keys   map[Key]*entry[C]
 	closed bool
+	// last and lastKey are the entry looked up last: a program talking to
+	// one origin compares its key instead of hashing five strings twice
+	// per request. last is nil or in keys.
+	last    *entry[C]
+	lastKey Key
 	timer  *time.Timer // fires at the earliest idle expiry
 }
 
@@ -157,10 +162,23 @@ func (p *Pool[C]) entry(key Key) *entry[C] {
 	if p.keys == nil {
 		p.keys = make(map[Key]*entry[C])
 	}
-	e := p.keys[key]
+	e := p.lookup(key)
 	if e == nil {
 		e = new(entry[C])
 		p.keys[key] = e
+		p.last, p.lastKey = e, key
+	}
+	return e
+}
+
+// lookup returns key's entry or nil. p.mu is held.
+func (p *Pool[C]) lookup(key Key) *entry[C] {
+	if p.last != nil && p.lastKey == key {
+		return p.last
+	}
+	e := p.keys[key]
+	if e != nil {
+		p.last, p.lastKey = e, key
 	}
 	return e
 }
@@ -197,7 +215,7 @@ func (p *Pool[C]) Put(key Key, c C) {
 // idle since now.
 func (p *Pool[C]) PutAt(key Key, c C, now time.Time) {
 	p.mu.Lock()
-	e := p.keys[key]
+	e := p.lookup(key)
 	if p.closed || e == nil {
 		p.mu.Unlock()
 		c.Close()
@@ -227,7 +245,7 @@ func (p *Pool[C]) PutAt(key Key, c C, now time.Time) {
 // The caller closes the connection itself.
 func (p *Pool[C]) Drop(key Key) {
 	p.mu.Lock()
-	e := p.keys[key]
+	e := p.lookup(key)
 	if e == nil {
 		p.mu.Unlock()
 		return
@@ -249,6 +267,9 @@ func (p *Pool[C]) Drop(key Key) {
 func (p *Pool[C]) cleanup(key Key, e *entry[C]) {
 	if e.open <= 0 && len(e.idle) == 0 && len(e.waiters) == 0 {
 		delete(p.keys, key)
+		if p.last == e {
+			p.last, p.lastKey = nil, Key{}
+		}
 	}
 }
 

@@ -219,3 +219,44 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestLastEntryFollowsKeys alternates keys and lets an entry be forgotten
+// and made again, so that the remembered last entry is checked against the
+// map: counts stay per key, and a forgotten entry is never used again.
+func TestLastEntryFollowsKeys(t *testing.T) {
+	var p Pool[*fakeConn]
+	defer p.Close()
+	var d dialer
+	ctx := context.Background()
+	other := key
+	other.Addr = "127.0.0.1:81"
+	for i := range 3 {
+		a, _, _ := d.get(ctx, &p, key)
+		b, _, _ := d.get(ctx, &p, other)
+		p.Put(key, a)
+		p.Drop(other) // other's entry is forgotten: nothing open or idle
+		if open, idle := p.Stats(other); open != 0 || idle != 0 {
+			t.Fatalf("round %d: other has %d open %d idle after Drop", i, open, idle)
+		}
+		b.Close()
+		c, _, _ := d.get(ctx, &p, other) // a new entry for other
+		if open, _ := p.Stats(other); open != 1 {
+			t.Fatalf("round %d: other has %d open, want 1", i, open)
+		}
+		p.Put(other, c)
+		got, reused, _ := d.get(ctx, &p, key)
+		if !reused || got != a {
+			t.Fatalf("round %d: key's idle connection not reused", i)
+		}
+		p.Put(key, got)
+		got, reused, _ = d.get(ctx, &p, other)
+		if !reused || got != c {
+			t.Fatalf("round %d: other's idle connection not reused", i)
+		}
+		p.Drop(other)
+		got.Close()
+	}
+	if open, idle := p.Stats(key); open != 1 || idle != 1 {
+		t.Fatalf("key: %d open %d idle, want 1 1", open, idle)
+	}
+}
