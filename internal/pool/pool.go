@@ -50,7 +50,7 @@ type Pool[C Conn] struct {
 	// per request. last is nil or in keys.
 	last    *entry[C]
 	lastKey Key
-	timer  *time.Timer // fires at the earliest idle expiry
+	timer   *time.Timer // fires at the earliest idle expiry
 }
 
 type idleConn[C Conn] struct {
