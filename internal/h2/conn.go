@@ -164,9 +164,16 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	cc.emit = cc.emitField
 	cc.hdec = hpack.NewDecoder(tableSize, cc.emit)
 	cc.hdec.SetMaxStringLength(int(maxList))
-	br := readBufs.Get().(*bufio.Reader)
-	br.Reset(nc)
-	cc.rd.r = br
+	if _, ok := nc.(interface{ Handshake() error }); ok {
+		// A TLS connection keeps each record's plaintext: frames are read
+		// from it directly, so that a DATA block is copied once into its
+		// block and not through a second buffer as well.
+		cc.rd.r = nc
+	} else {
+		br := readBufs.Get().(*bufio.Reader)
+		br.Reset(nc)
+		cc.rd.r = br
+	}
 	cc.fr = newFramer(&cc.wb, &cc.rd, cc.maxFrame, maxList, cc.hdec)
 
 	cc.wb.b = append(make([]byte, 0, 256), preface...)
