@@ -23,27 +23,64 @@ import (
 //     forGroup lets Handshake hand uTLS the key of the group the
 //     ServerHello names before uTLS reads it (see handshakeConn).
 type keySet struct {
-	ecdhe      *ecdh.PrivateKey // the first classic share's key, as uTLS picks it
+	// ecdhe is the classic key uTLS holds until the server's hello names
+	// its group: the first classic share's, or placeholderX25519 when that
+	// share is X25519 (see x25519Key). mlkemEcdhe is likewise the
+	// placeholder for the X25519 half of the hybrid share.
+	ecdhe      *ecdh.PrivateKey
 	mlkem      *mlkem.DecapsulationKey768
 	mlkemEcdhe *ecdh.PrivateKey
+	mlkemX     *x25519Key  // the X25519 half of the X25519MLKEM768 share
 	classic    [4]groupKey // every classic share's key, in hello order
 	n          int
 	data       [][]byte // each share's public key, by share index; nil for GREASE
 }
 
+// groupKey is a classic share's key: key, or x for X25519.
 type groupKey struct {
 	group utls.CurveID
 	key   *ecdh.PrivateKey
+	x     *x25519Key
 }
 
-// forGroup returns the classic key for group, or nil.
-func (k *keySet) forGroup(group utls.CurveID) *ecdh.PrivateKey {
+// forGroup returns the classic key for group in crypto/ecdh's form, or
+// nil. For X25519 that costs a scalar multiplication.
+func (k *keySet) forGroup(group utls.CurveID) (*ecdh.PrivateKey, error) {
 	for _, g := range k.classic[:k.n] {
 		if g.group == group {
-			return g.key
+			if g.x != nil {
+				return g.x.ecdhKey()
+			}
+			return g.key, nil
+		}
+	}
+	return nil, nil
+}
+
+// x25519For returns the X25519 key of the classic share for X25519, or nil.
+func (k *keySet) x25519For() *x25519Key {
+	for _, g := range k.classic[:k.n] {
+		if g.group == utls.X25519 {
+			return g.x
 		}
 	}
 	return nil
+}
+
+// picked hands keys, uTLS's keys of this hello, the key of the group the
+// server's ServerHello names; until then they hold placeholders.
+func (k *keySet) picked(keys *utls.KeySharePrivateKeys, group utls.CurveID) {
+	if group == utls.X25519MLKEM768 {
+		if k.mlkemX != nil {
+			if key, err := k.mlkemX.ecdhKey(); err == nil {
+				keys.MlkemEcdhe = key
+			}
+		}
+		return
+	}
+	if key, err := k.forGroup(group); err == nil && key != nil {
+		keys.Ecdhe = key
+	}
 }
 
 // public returns the keys in uTLS's form.
@@ -74,8 +111,8 @@ var errKeyShareGroup = errors.New("tlsfp: key share for an unsupported group")
 // groups, in that order (GREASE groups are skipped), and their public
 // halves (keySet.data, by share index). When reuse is set the X25519 share
 // carries the X25519 half of the X25519MLKEM768 share. Randomness is drawn
-// in share order from r (the ML-KEM seed) and from crypto/ecdh's source
-// (which ignores r), so a fixed Rand still gives a fixed hello.
+// in share order from r (the ML-KEM and X25519 seeds) and from crypto/ecdh's
+// source for the other curves (which ignores r).
 func newKeySet(groups []utls.CurveID, r io.Reader, reuse bool) (*keySet, error) {
 	k := &keySet{data: make([][]byte, len(groups))}
 	hybrid := -1
@@ -95,11 +132,11 @@ func newKeySet(groups []utls.CurveID, r io.Reader, reuse bool) (*keySet, error) 
 			if k.mlkem, err = mlkem.NewDecapsulationKey768(seed[:]); err != nil {
 				return nil, err
 			}
-			if key := k.forGroup(utls.X25519); reuse && key != nil {
-				k.mlkemEcdhe = key
+			if x := k.x25519For(); reuse && x != nil {
+				k.mlkemX = x
 				continue
 			}
-			if k.mlkemEcdhe, err = ecdh.X25519().GenerateKey(r); err != nil {
+			if k.mlkemX, err = newX25519Key(r); err != nil {
 				return nil, err
 			}
 		default:
@@ -107,26 +144,43 @@ func newKeySet(groups []utls.CurveID, r io.Reader, reuse bool) (*keySet, error) 
 			if c == nil || k.n == len(k.classic) {
 				return nil, errKeyShareGroup
 			}
-			key := k.mlkemEcdhe
-			if g != utls.X25519 || !reuse || key == nil {
+			gk := groupKey{group: g}
+			if g == utls.X25519 {
+				gk.x = k.mlkemX
+				if !reuse || gk.x == nil {
+					var err error
+					if gk.x, err = newX25519Key(r); err != nil {
+						return nil, err
+					}
+				}
+				k.data[i] = bytes.Clone(gk.x.pub[:])
+			} else {
 				var err error
-				if key, err = c.GenerateKey(r); err != nil {
+				if gk.key, err = c.GenerateKey(r); err != nil {
 					return nil, err
 				}
+				k.data[i] = gk.key.PublicKey().Bytes()
 			}
-			k.data[i] = key.PublicKey().Bytes()
-			k.classic[k.n] = groupKey{group: g, key: key}
+			k.classic[k.n] = gk
 			k.n++
 		}
 	}
+	placeholder, err := placeholderX25519()
+	if err != nil {
+		return nil, err
+	}
 	if hybrid >= 0 {
 		ek := k.mlkem.EncapsulationKey().Bytes()
-		k.data[hybrid] = append(append(make([]byte, 0, len(ek)+32), ek...), k.mlkemEcdhe.PublicKey().Bytes()...)
+		k.data[hybrid] = append(append(make([]byte, 0, len(ek)+32), ek...), k.mlkemX.pub[:]...)
+		k.mlkemEcdhe = placeholder
 	}
-	if k.n > 0 {
+	switch {
+	case k.n > 0 && k.classic[0].key != nil:
 		k.ecdhe = k.classic[0].key
-	} else {
-		k.ecdhe = k.mlkemEcdhe // uTLS insists on a classic key
+	default:
+		// uTLS insists on a classic key; an X25519 one is made once the
+		// server has picked it.
+		k.ecdhe = placeholder
 	}
 	return k, nil
 }

@@ -246,14 +246,12 @@ func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, pskLen int, na
 	}
 	if keys != nil {
 		uc.HandshakeState.State13.KeyShareKeys = keys.public()
-		if keys.n > 1 {
-			// uTLS takes one classic key: hand it the one the server picks.
-			hc.watchHello(func(group uint16) {
-				if key := keys.forGroup(utls.CurveID(group)); key != nil {
-					uc.HandshakeState.State13.KeyShareKeys.Ecdhe = key
-				}
-			})
-		}
+		// uTLS takes one classic key, and X25519 keys are made in
+		// crypto/ecdh's form only when picked: hand uTLS the key of the
+		// group the server picks.
+		hc.watchHello(func(group uint16) {
+			keys.picked(uc.HandshakeState.State13.KeyShareKeys, utls.CurveID(group))
+		})
 	}
 	return uc, hc, nil
 }
