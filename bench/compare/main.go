@@ -85,6 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	base := *server
 	statsBase := base
 	var roots *x509.CertPool
+	var serverCPU func() (time.Duration, error)
 	if base == "" {
 		p, pool, err := spawn(*useTLS)
 		if err != nil {
@@ -92,6 +93,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer p.Stop()
 		base, statsBase, roots = p.URL, p.URL, pool
+		if _, err := p.CPU(); err == nil {
+			serverCPU = p.CPU
+		}
 		if *useTLS {
 			base = p.TLSURL
 		}
@@ -129,6 +133,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	results := harness.Compare(ctx, harness.Options{
 		Base: base, StatsBase: statsBase, Clients: names, Scenarios: scenarios, Rounds: *rounds,
 		Duration: *dur, Warmup: *warmup, RootCAs: roots, Progress: progress, Header: hdr,
+		ServerCPU: serverCPU,
 	})
 	var buf bytes.Buffer
 	if err := harness.Markdown(&buf, meta, results); err != nil {

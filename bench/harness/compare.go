@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -35,6 +36,9 @@ type Options struct {
 	Header []Field
 	// Progress, if not nil, receives a line per turn.
 	Progress io.Writer
+	// ServerCPU, if not nil, returns the CPU time the server process has
+	// used so far; each turn then records the server's share.
+	ServerCPU func() (time.Duration, error)
 }
 
 // Result is one client's measurements in one scenario.
@@ -89,7 +93,18 @@ func compareOne(ctx context.Context, o *Options, sc *Scenario, cc *ConnCounter) 
 		if clients[i] == nil || res[i].Err != nil {
 			return
 		}
+		var srv0 time.Duration
+		srvErr := errors.New("no server CPU")
+		if o.ServerCPU != nil {
+			srv0, srvErr = o.ServerCPU()
+		}
 		s, err := Round(ctx, clients[i], sc, o.Base, d, count, cc.Accepted)
+		s.ServerCPU = -1
+		if srvErr == nil {
+			if srv1, err := o.ServerCPU(); err == nil {
+				s.ServerCPU = srv1 - srv0
+			}
+		}
 		if s.Conns > 0 {
 			res[i].Conns += s.Conns
 		}
@@ -150,20 +165,32 @@ func Median(xs []float64) float64 {
 type Summary struct {
 	Rate, CPUPerOp, AllocsPerOp, SecPerOp float64
 	MinSecPerOp                           float64
+	// ServerCPUPerOp is the server's CPU µs per request, -1 when a round
+	// lacks it.
+	ServerCPUPerOp float64
 }
 
 // Summarize returns the medians over r's rounds.
 func (r *Result) Summarize() Summary {
-	var rate, cpu, allocs, sec []float64
+	var rate, cpu, srv, allocs, sec []float64
+	srvKnown := true
 	for _, s := range r.Samples {
 		rate = append(rate, s.Rate(r.Scenario.Bytes))
 		cpu = append(cpu, s.CPUPerOp())
+		if s.ServerCPU < 0 || s.Ops == 0 {
+			srvKnown = false
+		} else {
+			srv = append(srv, float64(s.ServerCPU.Microseconds())/float64(s.Ops))
+		}
 		allocs = append(allocs, s.AllocsPerOp())
 		if s.Ops > 0 {
 			sec = append(sec, s.Wall.Seconds()/float64(s.Ops))
 		}
 	}
-	s := Summary{Rate: Median(rate), CPUPerOp: Median(cpu), AllocsPerOp: Median(allocs), SecPerOp: Median(sec)}
+	s := Summary{Rate: Median(rate), CPUPerOp: Median(cpu), AllocsPerOp: Median(allocs), SecPerOp: Median(sec), ServerCPUPerOp: -1}
+	if srvKnown && len(srv) > 0 {
+		s.ServerCPUPerOp = Median(srv)
+	}
 	if len(sec) > 0 {
 		s.MinSecPerOp = slices.Min(sec)
 	}

@@ -31,13 +31,13 @@ func Markdown(w io.Writer, m Meta, results []Result) error {
 		runtime.Version(), m.Date.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(bw, "server: benchserver (fasthttp) in its own process at %s; client and server share the CPUs. "+
 		"%d rounds, clients alternating round-robin; each turn %v (after a %v warm-up) unless the scenario fixes a count. Medians over rounds; "+
-		"CPU is user+sys of the client process (getrusage), allocs are runtime Mallocs, conns are TCP connections the server accepted from the client in the whole scenario.\n\n",
+		"CPU is user+sys of the client process (getrusage), server CPU that of the server process over the same turns (/proc, 10 ms ticks; – when not measured), allocs are runtime Mallocs, conns are TCP connections the server accepted from the client in the whole scenario.\n\n",
 		m.Base, m.Rounds, m.Duration, m.Warmup)
 	for _, n := range m.Notes {
 		fmt.Fprintf(bw, "%s\n\n", n)
 	}
-	fmt.Fprintln(bw, "| scenario | client | throughput | rounds min–max | ×net/http | CPU µs/req | ×net/http | allocs/req | ×net/http | conns (limit) |")
-	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(bw, "| scenario | client | throughput | rounds min–max | ×net/http | CPU µs/req | ×net/http | allocs/req | ×net/http | conns (limit) | server CPU µs/req |")
+	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var names []string
 	groups := map[string][]*Result{}
 	for i := range results {
@@ -71,7 +71,7 @@ func writeRow(w io.Writer, r *Result, base *Summary) {
 		if r.Err != nil {
 			msg = r.Err.Error()
 		}
-		fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | | |\n", sc.Name, r.Client, cell(msg))
+		fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | | | |\n", sc.Name, r.Client, cell(msg))
 		return
 	}
 	s := r.Summarize()
@@ -97,9 +97,13 @@ func writeRow(w io.Writer, r *Result, base *Summary) {
 	for _, x := range r.Samples {
 		lo, hi = min(lo, x.Rate(sc.Bytes)), max(hi, x.Rate(sc.Bytes))
 	}
-	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s–%s | %s | %.1f | %s | %.1f | %s | %d (%d) |\n",
+	srv := "–"
+	if s.ServerCPUPerOp >= 0 {
+		srv = fmt.Sprintf("%.1f", s.ServerCPUPerOp)
+	}
+	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s–%s | %s | %.1f | %s | %.1f | %s | %d (%d) | %s |\n",
 		sc.Name, r.Client, num(s.Rate), unit, errNote, num(lo), num(hi), ratio(s.Rate, rb), s.CPUPerOp, ratio(s.CPUPerOp, cb),
-		s.AllocsPerOp, ratio(s.AllocsPerOp, ab), r.Conns, sc.Conc)
+		s.AllocsPerOp, ratio(s.AllocsPerOp, ab), r.Conns, sc.Conc, srv)
 }
 
 // writeChecks writes the 64 MiB / 32 MiB upload time ratio (which must stay

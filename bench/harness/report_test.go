@@ -8,7 +8,7 @@ import (
 )
 
 func sample(ops int64, wall time.Duration, cpu time.Duration, mallocs uint64, bytes int64) Sample {
-	return Sample{Ops: ops, Wall: wall, CPU: cpu, Mallocs: mallocs, Bytes: bytes}
+	return Sample{Ops: ops, Wall: wall, CPU: cpu, Mallocs: mallocs, Bytes: bytes, ServerCPU: -1}
 }
 
 func TestMarkdown(t *testing.T) {
@@ -23,7 +23,7 @@ func TestMarkdown(t *testing.T) {
 			sample(500, time.Second, 5*time.Millisecond, 4000, 0),
 		}},
 		{Scenario: small, Client: "net/http", Conns: 1, Samples: []Sample{
-			sample(500, time.Second, 20*time.Millisecond, 20000, 0),
+			{Ops: 500, Wall: time.Second, CPU: 20 * time.Millisecond, Mallocs: 20000, ServerCPU: 30 * time.Millisecond},
 		}},
 		{Scenario: small, Client: "tls-client", Err: errors.New("boom | bad")},
 		{Scenario: up32, Client: "guise", Conns: 1, Samples: []Sample{sample(10, time.Second, time.Second, 10, 10*Upload32M)}},
@@ -46,8 +46,8 @@ func TestMarkdown(t *testing.T) {
 		"2026-11-29 23:05 UTC",
 		// guise: median 1000 req/s = 2× net/http's 500; 10 µs vs 40 µs;
 		// 8 allocs vs 40.
-		"| small-c1 | guise | 1000 req/s | 500–2000 | 2.00 | 10.0 | 0.25 | 8.0 | 0.20 | 1 (1) |",
-		"| small-c1 | net/http | 500 req/s | 500–500 | 1.00 | 40.0 | 1.00 | 40.0 | 1.00 | 1 (1) |",
+		"| small-c1 | guise | 1000 req/s | 500–2000 | 2.00 | 10.0 | 0.25 | 8.0 | 0.20 | 1 (1) | – |",
+		"| small-c1 | net/http | 500 req/s | 500–500 | 1.00 | 40.0 | 1.00 | 40.0 | 1.00 | 1 (1) | 60.0 |",
 		`| small-c1 | tls-client | error: boom \| bad |`,
 		"| upload-32m | guise | 336 MB/s | 336–336 | 1.00 |",
 		"| upload-64m | guise | 268 MB/s | 268–268 | 0.80 | 250000.0 | 1.25 | 2.5 | 1.25 | 1 (1) |",

@@ -13,12 +13,15 @@ import (
 
 // Sample is what one client did in one round.
 type Sample struct {
-	Ops     int64         // requests completed
-	Bytes   int64         // payload bytes moved (uploaded or body bytes read)
-	Wall    time.Duration // elapsed time
-	CPU     time.Duration // user+system CPU time of this process
-	Mallocs uint64        // heap allocations of this process
-	Conns   int64         // TCP connections the server accepted (-1: unknown)
+	Ops   int64         // requests completed
+	Bytes int64         // payload bytes moved (uploaded or body bytes read)
+	Wall  time.Duration // elapsed time
+	CPU   time.Duration // user+system CPU time of this process
+	// ServerCPU is the server process's CPU time over the turn, when the
+	// caller measured it (Options.ServerCPU); 0 or -1 otherwise.
+	ServerCPU time.Duration
+	Mallocs   uint64 // heap allocations of this process
+	Conns     int64  // TCP connections the server accepted (-1: unknown)
 }
 
 // CPUPerOp returns the CPU time per request in microseconds.

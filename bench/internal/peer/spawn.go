@@ -2,11 +2,13 @@ package peer
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -82,6 +84,37 @@ func Spawn(name string, args, env []string) (*Proc, error) {
 		}
 	}()
 	return p, nil
+}
+
+// CPU returns the user+system CPU time the server process has used, read
+// from /proc (Linux only; in clock ticks, 10 ms on Linux).
+func (p *Proc) CPU() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return statCPU(b)
+}
+
+// statCPU reads utime and stime (fields 14 and 15) from a /proc/PID/stat
+// line. The command name, field 2, is in parentheses and may hold spaces:
+// fields are counted from the last ')'.
+func statCPU(b []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("peer: /proc stat without a command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 { // fields 3..15
+		return 0, errors.New("peer: short /proc stat line")
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("peer: bad CPU times in /proc stat")
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(ut+st) * tick, nil
 }
 
 // Stop closes the server's stdin, which ends it, and waits up to 5s before
