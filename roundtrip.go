@@ -100,10 +100,10 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		// caller's by validHeader above, and guise's own (Host, Cookie,
 		// Referer) come from a parsed URL or the jar.
 		r.Validated = true
-		r1, now, err := c.roundTrip(ctx, r)
+		r1, head, err := c.roundTrip(ctx, r, tm.Start)
 		if err == nil {
 			r1.Timings = tm
-			r1.gotHead(trace, now.Sub(tm.Start))
+			r1.gotHead(trace, head)
 			return &r1.Response, nil
 		}
 		// RoundTrip closed the connection and will not call Release.

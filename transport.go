@@ -208,7 +208,11 @@ const (
 
 // roundTrip runs one HTTP/1.1 exchange on c, keeping c out of the pool
 // until it returns even when the body was complete in the head's read.
-func (c *conn) roundTrip(ctx context.Context, r *h1.Request) (*h1Response, time.Time, error) {
+//
+// It returns how long after start the head arrived (reading only the
+// monotonic clock), which is also when an inline body's connection went
+// idle.
+func (c *conn) roundTrip(ctx context.Context, r *h1.Request, start time.Time) (*h1Response, time.Duration, error) {
 	c.inRoundTrip, c.deferred = true, releaseNone
 	_, err := c.h1.RoundTripNew(ctx, r)
 	resp := c.resp
@@ -221,13 +225,13 @@ func (c *conn) roundTrip(ctx context.Context, r *h1.Request) (*h1Response, time.
 	} else {
 		resp = nil
 	}
-	now := time.Now()
+	head := time.Since(start)
 	c.inRoundTrip = false
 	if d := c.deferred; d != releaseNone {
 		c.deferred = releaseNone
-		c.releaseAt(d == releasePut, now)
+		c.releaseAt(d == releasePut, start.Add(head))
 	}
-	return resp, now, err
+	return resp, head, err
 }
 
 // allocResp is the h1 engine's SetAlloc function.

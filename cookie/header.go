@@ -71,11 +71,8 @@ func (j *Jar) match(u *url.URL, site SiteContext, touch bool, emit func(*entry) 
 	if u == nil {
 		return
 	}
-	j.mu.Lock()
-	empty := len(j.buckets) == 0
-	j.mu.Unlock()
-	if empty {
-		return // the common case of a client that stores no cookies: no host parsing
+	if !j.some.Load() {
+		return // the common case of a client that stores no cookies: no lock, no host parsing
 	}
 	scheme := normScheme(u.Scheme)
 	host, ok := canonicalHost(u.Hostname())
@@ -214,6 +211,7 @@ func (j *Jar) Clear() {
 	defer j.mu.Unlock()
 	j.buckets = make(map[string]*bucket)
 	j.total = 0
+	j.some.Store(false)
 }
 
 // stamp is used by imports to give a cookie a creation time.

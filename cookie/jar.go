@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/publicsuffix"
@@ -95,6 +96,11 @@ type Jar struct {
 	buckets map[string]*bucket // by registrable domain (see key)
 	total   int
 	seq     uint64
+	// some is false while buckets is certainly empty: set (under mu) when
+	// a bucket is added, cleared by Clear. A request of a client that
+	// stores no cookies reads it without taking mu, which a Session's
+	// concurrent requests would otherwise all contend for.
+	some atomic.Bool
 }
 
 // New returns an empty Jar configured by opts (nil means defaults). The jar
@@ -315,6 +321,7 @@ func (j *Jar) insertLocked(k string, e *entry, now time.Time) {
 	if b == nil {
 		b = &bucket{}
 		j.buckets[k] = b
+		j.some.Store(true)
 	}
 	i, _ := slices.BinarySearchFunc(b.entries, e, headerOrder)
 	b.entries = slices.Insert(b.entries, i, e)
