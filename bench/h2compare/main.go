@@ -141,8 +141,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var srvCPU func() (time.Duration, error)
+	if _, err := srv.CPU(); err == nil {
+		srvCPU = srv.CPU
+	}
 	for i := range picked {
-		results[i] = runScenario(ctx, &picked[i], srv.Base, mk, *rounds, *dur, *warmup, progress)
+		results[i] = runScenario(ctx, &picked[i], srv.Base, mk, *rounds, *dur, *warmup, srvCPU, progress)
 	}
 	if *cpuProf != "" {
 		pprof.StopCPUProfile()

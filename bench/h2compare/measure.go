@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -39,6 +40,10 @@ type sample struct {
 	wall    time.Duration
 	cpu     time.Duration // user+system CPU of this process
 	mallocs uint64
+	// srvCPU is the server process's user+system CPU over the turn, valid
+	// when srvOK (the zero value: not measured).
+	srvCPU time.Duration
+	srvOK  bool
 }
 
 func (s sample) perSec(bytes bool) float64 {
@@ -58,6 +63,15 @@ func (s sample) cpuPerOp() float64 {
 	return float64(s.cpu.Nanoseconds()) / 1e3 / float64(s.ops)
 }
 
+// srvCPUPerOp returns the server's CPU µs per request, and false when the
+// turn did not measure it or made no request.
+func (s sample) srvCPUPerOp() (float64, bool) {
+	if !s.srvOK || s.ops == 0 {
+		return 0, false
+	}
+	return float64(s.srvCPU.Nanoseconds()) / 1e3 / float64(s.ops), true
+}
+
 func (s sample) allocsPerOp() float64 {
 	if s.ops == 0 {
 		return 0
@@ -67,12 +81,20 @@ func (s sample) allocsPerOp() float64 {
 
 // turn runs sc with c for d (at least one request per goroutine) and
 // measures it. It collects garbage first so that an earlier client's
-// garbage is not collected on this one's time.
-func turn(ctx context.Context, c client, sc *scenario, base string, d time.Duration) (sample, string, error) {
+// garbage is not collected on this one's time. srvCPU, if not nil, returns
+// the server process's CPU time so far; it is read before and after the
+// requests, and the sample's server CPU is valid only when both readings
+// succeed.
+func turn(ctx context.Context, c client, sc *scenario, base string, d time.Duration, srvCPU func() (time.Duration, error)) (sample, string, error) {
 	url := base + sc.path
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	var srv0 time.Duration
+	srvErr := errNoServerCPU
+	if srvCPU != nil {
+		srv0, srvErr = srvCPU()
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
@@ -110,12 +132,20 @@ func turn(ctx context.Context, c client, sc *scenario, base string, d time.Durat
 	var s sample
 	s.wall = time.Since(start)
 	s.cpu = cpuTime() - cpu0
+	if srvErr == nil {
+		if srv1, err := srvCPU(); err == nil {
+			s.srvCPU, s.srvOK = srv1-srv0, true
+		}
+	}
 	runtime.ReadMemStats(&ms1)
 	s.mallocs = ms1.Mallocs - ms0.Mallocs
 	s.ops, s.bytes = ops.Load(), moved.Load()
 	p, _ := proto.Load().(string)
 	return s, p, firstErr
 }
+
+// errNoServerCPU stands for a server CPU reading not taken.
+var errNoServerCPU = errors.New("h2compare: server CPU not measured")
 
 // cpuTime returns the user+system CPU time of this process.
 func cpuTime() time.Duration {
@@ -132,6 +162,8 @@ type result struct {
 	rounds  int
 	rate    float64 // requests/s or MB/s
 	cpu     float64 // µs per request
+	srvCPU  float64 // server's CPU µs per request, valid when srvOK
+	srvOK   bool    // every round measured the server's CPU
 	allocs  float64 // per request
 	ops     int64   // requests in all measured turns
 	dials   int64   // connections opened over warm-up and all turns, -1 unknown
@@ -145,8 +177,9 @@ type result struct {
 // then an unmeasured warm-up turn,
 // then runs rounds in which every client takes one turn of d, the order
 // rotated by one each round. A client that fails is dropped from later
-// turns and reported with its error.
-func runScenario(ctx context.Context, sc *scenario, base string, mk func(clientSpec) (client, error), rounds int, d, warmup time.Duration, progress io.Writer) []*result {
+// turns and reported with its error. srvCPU, if not nil, reads the server
+// process's CPU time, which each turn then measures too.
+func runScenario(ctx context.Context, sc *scenario, base string, mk func(clientSpec) (client, error), rounds int, d, warmup time.Duration, srvCPU func() (time.Duration, error), progress io.Writer) []*result {
 	specs := sc.specs()
 	res := make([]*result, len(specs))
 	clients := make([]client, len(specs))
@@ -171,7 +204,7 @@ func runScenario(ctx context.Context, sc *scenario, base string, mk func(clientS
 		if c == nil || res[i].err != nil || ctx.Err() != nil {
 			return
 		}
-		s, p, err := turn(ctx, c, sc, base, d)
+		s, p, err := turn(ctx, c, sc, base, d, srvCPU)
 		res[i].total += s.ops
 		if res[i].proto == "" {
 			res[i].proto = p
@@ -183,8 +216,12 @@ func runScenario(ctx context.Context, sc *scenario, base string, mk func(clientS
 		if measured {
 			res[i].samples = append(res[i].samples, s)
 			if progress != nil {
-				fmt.Fprintf(progress, "%s %-24s %10.1f %s %8.1f µs/req %7.1f allocs/req\n",
-					sc.name, specs[i].name, s.perSec(sc.rate), unit(sc.rate), s.cpuPerOp(), s.allocsPerOp())
+				srv := "–"
+				if v, ok := s.srvCPUPerOp(); ok {
+					srv = fmt.Sprintf("%.1f", v)
+				}
+				fmt.Fprintf(progress, "%s %-24s %10.1f %s %8.1f µs/req %7.1f allocs/req, server %s µs/req\n",
+					sc.name, specs[i].name, s.perSec(sc.rate), unit(sc.rate), s.cpuPerOp(), s.allocsPerOp(), srv)
 			}
 		}
 	}
@@ -225,6 +262,7 @@ func runScenario(ctx context.Context, sc *scenario, base string, mk func(clientS
 		res[i].rate = median(s, func(x sample) float64 { return x.perSec(sc.rate) })
 		res[i].cpu = median(s, sample.cpuPerOp)
 		res[i].allocs = median(s, sample.allocsPerOp)
+		res[i].srvCPU, res[i].srvOK = srvMedian(s)
 		for _, x := range s {
 			res[i].ops += x.ops
 		}
@@ -248,6 +286,20 @@ func median(s []sample, f func(sample) float64) float64 {
 		return v[m]
 	}
 	return (v[m-1] + v[m]) / 2
+}
+
+// srvMedian returns the median of the server's CPU µs per request over s,
+// and false when s is empty or any sample lacks it.
+func srvMedian(s []sample) (float64, bool) {
+	for _, x := range s {
+		if _, ok := x.srvCPUPerOp(); !ok {
+			return 0, false
+		}
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	return median(s, func(x sample) float64 { v, _ := x.srvCPUPerOp(); return v }), true
 }
 
 func unit(bytes bool) string {

@@ -114,6 +114,12 @@ func startServer(bin string) (*server, error) {
 	return s, nil
 }
 
+// CPU returns the user+system CPU time nghttpd has used so far, from /proc
+// (Linux only, 10 ms ticks).
+func (s *server) CPU() (time.Duration, error) {
+	return peer.ProcessCPU(s.cmd.Process.Pid)
+}
+
 // Stop ends nghttpd (SIGTERM, then SIGKILL after 3s) and removes its
 // directory.
 func (s *server) Stop() error {

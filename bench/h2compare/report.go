@@ -85,6 +85,7 @@ func markdown(w io.Writer, m meta, scs []scenario, results [][]*result) error {
 	fmt.Fprintf(&b, "- server: %s, a separate process on 127.0.0.1, TLS with a self-signed ECDSA P-256 certificate\n", m.server)
 	fmt.Fprintf(&b, "- %d rounds of one %v turn per client (order rotated each round), after one %v warm-up turn each; medians of the rounds\n", m.rounds, m.d, m.warmup)
 	fmt.Fprintf(&b, "- CPU: getrusage user+system of the client process per request; allocs: runtime.MemStats.Mallocs per request (whole process)\n")
+	fmt.Fprintf(&b, "- server CPU: nghttpd's user+system CPU per request, read from /proc/PID/stat before and after the same turns (10 ms ticks, so short turns are coarse; nghttpd shares the cores with the client), – when a round lacks it\n")
 	fmt.Fprintf(&b, "- conns: TCP connections the client dialed over its first request, the warm-up and all rounds (a counting net.Dialer), n/a where the client takes no dialer\n")
 	fmt.Fprintf(&b, "- ×: the client's throughput over net/http's and over the best tls-client row's; \"per CPU\": requests per CPU second, likewise\n")
 	for i := range scs {
@@ -92,21 +93,21 @@ func markdown(w io.Writer, m meta, scs []scenario, results [][]*result) error {
 		rs := results[i]
 		rt := refs(rs)
 		fmt.Fprintf(&b, "\n## %s\n\n%s.\n\n", sc.name, sc.about)
-		fmt.Fprintf(&b, "| client | proto | %s | CPU µs/req | allocs/req | conns | × net/http | × tls-client | × net/http per CPU | × tls-client per CPU |\n", unit(sc.rate))
-		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		fmt.Fprintf(&b, "| client | proto | %s | CPU µs/req | allocs/req | conns | × net/http | × tls-client | × net/http per CPU | × tls-client per CPU | server CPU µs/req |\n", unit(sc.rate))
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for j, r := range rs {
 			if r.rounds == 0 {
 				msg := "no rounds"
 				if r.err != nil {
 					msg = "failed: " + strings.ReplaceAll(r.err.Error(), "|", "/")
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | | | | | | | |\n", r.spec.name, r.proto, msg)
+				fmt.Fprintf(&b, "| %s | %s | %s | | | | | | | | |\n", r.spec.name, r.proto, msg)
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |\n",
 				r.spec.name, r.proto, r.rate, r.cpu, r.allocs, conns(r),
 				x(rt[j].rateNet, r.spec.fam == famNetHTTP), x(rt[j].rateTLS, r.spec.fam == famTLSClient),
-				x(rt[j].cpuNet, r.spec.fam == famNetHTTP), x(rt[j].cpuTLS, r.spec.fam == famTLSClient))
+				x(rt[j].cpuNet, r.spec.fam == famNetHTTP), x(rt[j].cpuTLS, r.spec.fam == famTLSClient), srvCell(r))
 		}
 		b.WriteString("\n")
 		for _, r := range rs {
@@ -128,6 +129,15 @@ func x(v float64, own bool) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", v)
+}
+
+// srvCell formats the server's CPU µs per request, "–" when not measured
+// in every round.
+func srvCell(r *result) string {
+	if !r.srvOK {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", r.srvCPU)
 }
 
 // conns formats the dial count, per request where connections are not

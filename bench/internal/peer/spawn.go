@@ -89,7 +89,16 @@ func Spawn(name string, args, env []string) (*Proc, error) {
 // CPU returns the user+system CPU time the server process has used, read
 // from /proc (Linux only; in clock ticks, 10 ms on Linux).
 func (p *Proc) CPU() (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	return ProcessCPU(p.cmd.Process.Pid)
+}
+
+// ProcessCPU returns the user+system CPU time process pid has used so far,
+// read from /proc/PID/stat (Linux only). The resolution is one clock tick,
+// 10 ms on Linux, so a difference of two readings is exact only to ±10 ms.
+// It is an error when /proc is missing, the process has gone, or its line
+// does not parse. It is safe for concurrent use.
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}

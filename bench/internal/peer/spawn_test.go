@@ -3,6 +3,7 @@ package peer
 import (
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,5 +25,34 @@ func TestStatCPU(t *testing.T) {
 	}
 	if _, err := statCPU(b); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProcessCPU reads this process's CPU time, which must agree with
+// getrusage to within a few clock ticks, and fails for a pid that cannot
+// exist (pid_max is at most 2^22).
+func TestProcessCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc:", err)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	got, err := ProcessCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	const slack = 50 * time.Millisecond // ticks, and rounding between the two accounts
+	if got < before-slack || got > after+slack {
+		t.Errorf("ProcessCPU = %v; getrusage said %v before and %v after", got, before, after)
+	}
+	if _, err := ProcessCPU(1 << 30); err == nil {
+		t.Error("ProcessCPU of a pid that cannot exist succeeded")
 	}
 }
