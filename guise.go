@@ -37,13 +37,17 @@ func Get(ctx context.Context, url string) (*Response, error) {
 	return Do(ctx, &Request{URL: url})
 }
 
-// Do sends req as an isolated visit (see Get).
+// Do sends req as an isolated visit (see Get). The server's certificate is
+// verified against the embedded Mozilla roots, or req.RootCAs when set.
 func Do(ctx context.Context, req *Request) (*Response, error) {
 	c, err := compile(req.Profile)
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
 	o := options{profile: c, insecure: req.InsecureSkipVerify, isolated: true}
+	if req.RootCAs != nil {
+		o.rootCAs, o.rootsID = req.RootCAs, rootsID(req.RootCAs)
+	}
 	if req.Proxy != "" {
 		if o.proxy, err = parseRoute(req.Proxy); err != nil {
 			return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}

@@ -2,6 +2,7 @@ package guise
 
 import (
 	"bytes"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -59,6 +60,11 @@ type Request struct {
 	Proxy              string
 	Timeout            time.Duration
 	InsecureSkipVerify bool
+	// RootCAs, when set, verifies the server's certificate against these
+	// roots instead of the Session's RootCAs or trust store; for Get and Do
+	// instead of the embedded Mozilla roots. Connections verified against
+	// other roots are never used for the request.
+	RootCAs *x509.CertPool
 
 	// parsed caches what the URL parses to, for reuse.
 	parsed parsedURL

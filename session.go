@@ -155,6 +155,9 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 		rootsID:  s.state.rootsID,
 		trust:    s.TrustStore,
 	}
+	if req.RootCAs != nil {
+		o.rootCAs, o.rootsID = req.RootCAs, rootsID(req.RootCAs)
+	}
 	p := pick(req.Proxy, s.Proxy)
 	if p == "" && s.ProxyFromEnvironment {
 		if p, err = envProxy(req); err != nil {

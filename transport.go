@@ -176,6 +176,10 @@ type conn struct {
 	// 0 while it never was).
 	idleSince atomic.Int64
 	times     dialTimes // how long dialing took; reported by the first request
+	// roots is the custom root pool the connection was verified against:
+	// held so that the pool, whose address is in key, is not collected and
+	// its address reused by another pool while the key is in use.
+	roots *x509.CertPool
 }
 
 func (c *conn) Close() error {
@@ -328,7 +332,7 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options,
 // dialConn opens a connection for key: TCP, then for https TLS with the
 // profile's ClientHello, and HTTP/2 when ALPN picks it.
 func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, error) {
-	c := &conn{st: st, key: key}
+	c := &conn{st: st, key: key, roots: o.rootCAs}
 	var nc net.Conn
 	var err error
 	if o.proxy != nil {
