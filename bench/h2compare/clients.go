@@ -79,7 +79,7 @@ func keptSpecs() []clientSpec {
 
 func isolatedSpecs() []clientSpec {
 	return []clientSpec{
-		{"guise.Do", famGuise, "package-level guise.Do, InsecureSkipVerify (isolated calls take no RootCAs)", func(*x509.CertPool) (client, error) { return guiseIsolated{}, nil }},
+		{"guise.Do", famGuise, "package-level guise.Do, the certificate verified with Request.RootCAs", func(roots *x509.CertPool) (client, error) { return guiseIsolated{roots: roots}, nil }},
 		{"guise new Session", famGuise, "a new guise.Session{RootCAs} + Transport per request, closed after", func(r *x509.CertPool) (client, error) { return &guiseFresh{roots: r}, nil }},
 		{"net/http", famNetHTTP, "http.Transport{DisableKeepAlives, ForceAttemptHTTP2, RootCAs}", func(r *x509.CertPool) (client, error) { return newNetHTTP(r, true), nil }},
 		{"tls-client new client", famTLSClient, "a new tls-client (Chrome_133, RootCAs) per request", func(r *x509.CertPool) (client, error) { return &tlsFresh{roots: r}, nil }},
@@ -150,11 +150,12 @@ func (c *guiseSession) close() {
 }
 
 // guiseIsolated is package-level guise.Do: a connection per call, which
-// cannot be counted (no dialer can be given) and cannot take RootCAs.
-type guiseIsolated struct{}
+// cannot be counted (no dialer can be given); it verifies the certificate
+// with Request.RootCAs, as the other clients do with theirs.
+type guiseIsolated struct{ roots *x509.CertPool }
 
-func (guiseIsolated) get(ctx context.Context, url string) (int64, string, error) {
-	return guiseGet(ctx, guise.Do, &guise.Request{URL: url, InsecureSkipVerify: true})
+func (g guiseIsolated) get(ctx context.Context, url string) (int64, string, error) {
+	return guiseGet(ctx, guise.Do, &guise.Request{URL: url, RootCAs: g.roots})
 }
 
 func (guiseIsolated) dials() int64 { return -1 }
