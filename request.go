@@ -98,8 +98,14 @@ func (r *Request) parse() (*parsedURL, error) {
 	if r.parsed.raw == r.URL && r.parsed.scheme != "" {
 		return &r.parsed, nil
 	}
+	if p := lastURL.Load(); p != nil && p.raw == r.URL {
+		r.parsed = *p
+		return &r.parsed, nil
+	}
 	if v, ok := urlCache.Load(r.URL); ok {
-		r.parsed = *v.(*parsedURL)
+		p := v.(*parsedURL)
+		lastURL.Store(p)
+		r.parsed = *p
 		return &r.parsed, nil
 	}
 	p, err := parseURL(r.URL)
@@ -114,6 +120,7 @@ func (r *Request) parse() (*parsedURL, error) {
 			urlCacheLen.Store(0)
 		}
 		urlCache.Store(r.URL, &p)
+		lastURL.Store(&p)
 	}
 	return &r.parsed, nil
 }
@@ -123,6 +130,9 @@ func (r *Request) parse() (*parsedURL, error) {
 var (
 	urlCache    sync.Map // string → *parsedURL
 	urlCacheLen atomic.Int32
+	// lastURL is the cache's entry served last: a program asking for one
+	// URL again and again compares strings instead of hashing one.
+	lastURL atomic.Pointer[parsedURL]
 )
 
 const (
