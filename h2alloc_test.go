@@ -316,6 +316,8 @@ func TestResponseSizeClasses(t *testing.T) {
 		{"h1Response8", unsafe.Sizeof(h1Response8{}), 768},
 		{"h1Response16", unsafe.Sizeof(h1Response16{}), 1024},
 		{"h1Response32", unsafe.Sizeof(h1Response32{}), 1536},
+		// A caller's Request per call, as most code makes them.
+		{"Request", unsafe.Sizeof(Request{}), 288},
 	} {
 		if c.size > c.want {
 			t.Errorf("%s is %d bytes, over the %d-byte size class", c.name, c.size, c.want)

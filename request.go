@@ -60,6 +60,9 @@ type Request struct {
 	Proxy              string
 	Timeout            time.Duration
 	InsecureSkipVerify bool
+	// redirected marks a request guise made to follow a redirect (here, by
+	// the bool above, to keep the Request within 288 bytes).
+	redirected bool
 	// RootCAs, when set, verifies the server's certificate against these
 	// roots instead of the Session's RootCAs or trust store; for Get and Do
 	// instead of the embedded Mozilla roots. Connections verified against
@@ -68,8 +71,6 @@ type Request struct {
 
 	// parsed caches what the URL parses to, for reuse.
 	parsed parsedURL
-	// redirected marks a request guise made to follow a redirect.
-	redirected bool
 }
 
 // parsedURL is a URL parsed into what the wire needs.
