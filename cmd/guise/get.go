@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,8 @@ const (
 	exitWrite            = 23 // CURLE_WRITE_ERROR
 	exitTimeout          = 28 // CURLE_OPERATION_TIMEDOUT
 	exitTLS              = 35 // CURLE_SSL_CONNECT_ERROR
+	exitCACert           = 77 // CURLE_SSL_CACERT_BADFILE
+	exitPeerVerification = 60 // CURLE_PEER_FAILED_VERIFICATION
 	exitRecv             = 56 // CURLE_RECV_ERROR
 	exitProtocol         = 8  // CURLE_WEIRD_SERVER_REPLY
 	exitTooManyRedirects = 47 // CURLE_TOO_MANY_REDIRECTS
@@ -46,6 +49,7 @@ type getFlags struct {
 	head      bool
 	verbose   bool
 	insecure  bool
+	cacert    string
 	fail      bool
 	silent    bool
 	profile   string
@@ -85,6 +89,7 @@ func newGetCmd() *cobra.Command {
 	fl.BoolVarP(&f.head, "head", "I", false, "send HEAD and show only the response head")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "describe the exchange on stderr")
 	fl.BoolVarP(&f.insecure, "insecure", "k", false, "do not verify the server certificate")
+	fl.StringVar(&f.cacert, "cacert", "", "verify the server certificate against the CA certificates in this PEM FILE (instead of the embedded Mozilla roots)")
 	fl.BoolVarP(&f.fail, "fail", "f", false, "exit 22 on an HTTP status of 400 or more, printing no body")
 	fl.BoolVarP(&f.silent, "silent", "s", false, "no progress bar and no error message")
 	fl.StringVar(&f.profile, "profile", "", "browser profile (see 'guise profiles'); default chrome")
@@ -165,6 +170,11 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 	}
 	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t,
 		Proxy: f.proxy, MaxRedirects: f.maxRedirs, Jar: jar, RawBody: f.raw}
+	if f.cacert != "" {
+		if s.RootCAs, err = readCACert(f.cacert); err != nil {
+			return &exitError{exitCACert, err}
+		}
+	}
 	if f.cookieOut != "" {
 		defer saveCookies(jar, f.cookieOut, stderr)
 	}
@@ -351,6 +361,8 @@ func requestError(err error) error {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	var pe *guise.ProtocolError
+	var ce *guise.CertificateError
+	var he *guise.HandshakeError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return &exitError{exitCancelled, err}
@@ -362,6 +374,10 @@ func requestError(err error) error {
 		return &exitError{exitResolve, err}
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		return &exitError{exitConnect, err}
+	case errors.As(err, &ce):
+		return &exitError{exitPeerVerification, err}
+	case errors.As(err, &he):
+		return &exitError{exitTLS, err}
 	case errors.As(err, &pe):
 		return &exitError{exitProtocol, err}
 	case errors.Is(err, guise.ErrTooManyRedirects):
@@ -373,4 +389,17 @@ func requestError(err error) error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// readCACert reads a PEM file of CA certificates into a pool.
+func readCACert(name string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("--cacert: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", name)
+	}
+	return pool, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -134,6 +135,42 @@ func TestGetExitCodes(t *testing.T) {
 		{[]string{"ftp://127.0.0.1/"}, exitURL},
 		{[]string{"-H", "X-Bad: a\rb", ts.URL}, exitURL},
 		{[]string{"-H", "no colon", ts.URL}, exitUsage},
+		// https:// to a plain HTTP server: the handshake fails.
+		{[]string{"https://" + strings.TrimPrefix(ts.URL, "http://") + "/"}, exitTLS},
+	} {
+		if _, _, code := get(t, tc.args...); code != tc.code {
+			t.Errorf("guise get %q: exit %d, want %d", tc.args, code, tc.code)
+		}
+	}
+}
+
+// TestGetCACert: --cacert trusts a private CA; without it the embedded
+// roots refuse the certificate (exit 60), and an unreadable or empty file
+// is exit 77, as curl's.
+func TestGetCACert(t *testing.T) {
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "secure\n")
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := get(t, "--cacert", ca, ts.URL+"/"); code != 0 || out != "secure\n" {
+		t.Fatalf("--cacert: exit %d, out %q, stderr %q", code, out, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{ts.URL + "/"}, exitPeerVerification},
+		{[]string{"--cacert", empty, ts.URL + "/"}, exitCACert},
+		{[]string{"--cacert", filepath.Join(dir, "missing.pem"), ts.URL + "/"}, exitCACert},
 	} {
 		if _, _, code := get(t, tc.args...); code != tc.code {
 			t.Errorf("guise get %q: exit %d, want %d", tc.args, code, tc.code)
