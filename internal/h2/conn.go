@@ -74,21 +74,24 @@ type ClientConn struct {
 	closeOnce sync.Once
 	bodies    sync.WaitGroup
 
-	mu              sync.Mutex
-	streams         map[uint32]*stream
-	open            []*stream // open streams by id, for DepLatestOpen
-	nextID          uint32
-	lastID          uint32
-	reserved        int
-	starting        int
-	maxConcurrent   uint32
-	peerWindow      int32 // peer's SETTINGS_INITIAL_WINDOW_SIZE
-	peerMaxFrame    uint32
-	peerMaxList     uint32 // 0: no limit announced
-	peerTable       uint32
-	peerTableSet    bool // peer sent HEADER_TABLE_SIZE not yet applied
-	sendWindow      int64
-	recvWindow      int64 // credit the peer has on the connection
+	mu            sync.Mutex
+	streams       map[uint32]*stream
+	open          []*stream // open streams by id, for DepLatestOpen
+	nextID        uint32
+	lastID        uint32
+	reserved      int
+	starting      int
+	maxConcurrent uint32
+	peerWindow    int32 // peer's SETTINGS_INITIAL_WINDOW_SIZE
+	peerMaxFrame  uint32
+	peerMaxList   uint32 // 0: no limit announced
+	peerTable     uint32
+	peerTableSet  bool // peer sent HEADER_TABLE_SIZE not yet applied
+	sendWindow    int64
+	recvWindow    int64 // credit the peer has on the connection
+	// batcher is the stream whose WriteTo waits for several blocks at a
+	// time (see batchLocked), or nil. Guarded by mu.
+	batcher         *stream
 	recvMax         int64
 	connUnacked     int64
 	streamRecvInit  int32

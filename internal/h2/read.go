@@ -515,6 +515,9 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 	}
 	cc.recvWindow -= full
 	s := cc.streams[id]
+	if cc.batcher != nil && cc.batcher != s {
+		cc.wakeBatcherLocked() // another stream shares the windows now
+	}
 	if s == nil {
 		if cc.neverOpenedLocked(id) {
 			return ConnectionError{ErrCodeProtocol, "DATA on idle stream"}
@@ -558,6 +561,9 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 	if end {
 		s.recvEnd = true
 		cc.forgetLocked(s)
+	}
+	if cc.holdLocked(s, end) {
+		return nil
 	}
 	s.signal()
 	return nil

@@ -172,6 +172,7 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	s.contentLength = -1
 	cc.streams[s.id] = s
 	cc.open = append(cc.open, s)
+	cc.wakeBatcherLocked() // a lone download is alone no more
 	if cc.peerTableSet {
 		cc.peerTableSet = false
 		cc.enc.setPeerTableSize(cc.peerTable)

@@ -30,12 +30,16 @@ type stream struct {
 	idle    time.Duration
 
 	// guarded by cc.mu
-	resp          Response
-	body          body
-	hdr           [inlineFields]fields.Field // backs resp.Header for small heads
-	waiting       bool                       // the owner waits on notify
-	writer        bool                       // a body writer goroutine runs for it
-	gotHead       bool
+	resp    Response
+	body    body
+	hdr     [inlineFields]fields.Field // backs resp.Header for small heads
+	waiting bool                       // the owner waits on notify
+	writer  bool                       // a body writer goroutine runs for it
+	gotHead bool
+	// lowBlocks, while the owner waits in WriteTo as cc.batcher, is how
+	// many blocks of data it wants queued before it is woken (see
+	// batchLocked); 0 wakes it for every frame.
+	lowBlocks     uint8
 	n1xx          int
 	err           error
 	recvEnd       bool
@@ -145,6 +149,9 @@ func (cc *ClientConn) forgetLocked(s *stream) {
 	}
 	s.removed = true
 	delete(cc.streams, s.id)
+	if cc.batcher == s {
+		cc.batcher, s.lowBlocks = nil, 0
+	}
 	for i, o := range cc.open {
 		if o == s {
 			cc.open = append(cc.open[:i], cc.open[i+1:]...)
@@ -219,9 +226,56 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 }
 
+// batchBlocks is how many blocks a lone download's WriteTo lets queue
+// before it is woken. Waking the reader is most of what the read loop
+// spends on a block besides reading and decrypting it (a futex call to
+// start a thread for it, when the other core is idle); the reader's own
+// work per block is small.
+const batchBlocks = 16
+
+// batchLocked decides, before s's owner waits in WriteTo, whether it may
+// be woken only once batchBlocks blocks are queued: when s is the
+// connection's only stream, its body has a known length with at least that
+// much to come, and no idle timeout is watching for each frame. The read
+// loop wakes it earlier when the rest cannot arrive within the windows,
+// when the body ends or fails, and when another stream opens or receives
+// data (wakeBatcherLocked). cc.mu is held.
+func (cc *ClientConn) batchLocked(s *stream) {
+	if len(cc.streams) != 1 || s.idle > 0 || s.contentLength < 0 || s.contentLength-s.received < batchBlocks*chunkSize {
+		return
+	}
+	s.lowBlocks = batchBlocks
+	cc.batcher = s
+}
+
+// wakeBatcherLocked wakes the batching stream's owner, if any, and ends its
+// batching. cc.mu is held.
+func (cc *ClientConn) wakeBatcherLocked() {
+	if b := cc.batcher; b != nil {
+		cc.batcher, b.lowBlocks = nil, 0
+		b.signal()
+	}
+}
+
+// holdLocked reports whether the data just queued on s may wait for more
+// before its owner is woken: s batches, the body goes on, fewer than
+// lowBlocks blocks are queued, the body has that much more to come, and
+// the windows let the server send it without a WINDOW_UPDATE (which only
+// consuming would send). cc.mu is held.
+func (cc *ClientConn) holdLocked(s *stream, end bool) bool {
+	if s.lowBlocks == 0 || cc.batcher != s || end {
+		return false
+	}
+	want := int64(s.lowBlocks) * chunkSize
+	queued := int64(s.data.len())
+	return queued < want && queued+min(s.recvWindow, cc.recvWindow, s.contentLength-s.received) >= want
+}
+
 // WriteTo writes the body to w until its end, handing w the received blocks
-// themselves where it can rather than a copy. Its errors are Read's, or
-// w's; at the end it returns nil.
+// themselves where it can rather than a copy. The body of a lone stream
+// with a known length and no idle timeout reaches w in batches of up to
+// batchBlocks blocks (see batchLocked). Its errors are Read's, or w's; at
+// the end it returns nil.
 func (b *body) WriteTo(w io.Writer) (int64, error) {
 	s := b.s
 	cc := s.cc
@@ -239,6 +293,9 @@ func (b *body) WriteTo(w io.Writer) (int64, error) {
 	for {
 		cc.mu.Lock()
 		s.waiting = false
+		if cc.batcher == s {
+			cc.batcher, s.lowBlocks = nil, 0
+		}
 		if s.bodyClosed {
 			cc.mu.Unlock()
 			return total, ErrBodyClosed
@@ -272,6 +329,7 @@ func (b *body) WriteTo(w io.Writer) (int64, error) {
 			}
 			return total, err
 		}
+		cc.batchLocked(s)
 		cc.waitUnlock(s, &timer)
 	}
 }
