@@ -44,7 +44,13 @@ func bigWindows() *Config {
 // bubble.
 func download(t *testing.T, cc *ClientConn, p *peer, n int, d *deliveries) (uint32, <-chan error) {
 	t.Helper()
-	ch := goRoundTrip(context.Background(), cc, get("/big"))
+	return downloadCtx(t, context.Background(), cc, p, n, d)
+}
+
+// downloadCtx is download with the request's context.
+func downloadCtx(t *testing.T, ctx context.Context, cc *ClientConn, p *peer, n int, d *deliveries) (uint32, <-chan error) {
+	t.Helper()
+	ch := goRoundTrip(ctx, cc, get("/big"))
 	h := p.nextOf(FrameHeaders)
 	p.writeHeaders(h.StreamID, false, ":status", "200", "content-length", strconv.Itoa(n))
 	r := <-ch
@@ -189,25 +195,13 @@ func TestBatchContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cc, p := ready(t, bigWindows())
 		ctx, cancel := context.WithCancel(context.Background())
-		ch := goRoundTrip(ctx, cc, get("/big"))
-		h := p.nextOf(FrameHeaders)
-		p.writeHeaders(h.StreamID, false, ":status", "200", "content-length", strconv.Itoa(4*batchBlocks*chunkSize))
-		r := <-ch
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		done := make(chan error, 1)
-		go func() {
-			_, err := io.Copy(io.Discard, r.resp.Body)
-			done <- err
-		}()
-		synctest.Wait()
-		p.writeData(h.StreamID, false, block)
+		var d deliveries
+		id, done := downloadCtx(t, ctx, cc, p, 4*batchBlocks*chunkSize, &d)
+		p.writeData(id, false, block)
 		synctest.Wait()
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Fatalf("copy ended with %v, want the context's error", err)
 		}
-		r.resp.Body.Close()
 	})
 }
