@@ -2,6 +2,7 @@ package guise
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/guise-http/guise/fingerprint"
@@ -21,7 +22,7 @@ func TestRedirectHopOrderMatchesRecordings(t *testing.T) {
 				got := followFlowStart(t, name, h2)
 				for i, path := range []string{fingerprint.FlowStart, "/flow/"} {
 					want := names(rec.request(t, h2, "GET", path))
-					if g := names(got[i]); !sameOrder(g, want) {
+					if g := withoutUserActivation(t, name, path, names(got[i]), want); !sameOrder(g, want) {
 						t.Errorf("%s:\n got %v\nwant %v", path, g, want)
 					}
 				}
@@ -50,4 +51,30 @@ func followFlowStart(t *testing.T, name string, h2 bool) []fields.Header {
 		t.Fatalf("%d at %s, want 200 at %s/flow/", resp.StatusCode, resp.URL, e.origin)
 	}
 	return e.received(t, 2) // the start page and its redirect
+}
+
+// TestUserNavigationMatchesFirefoxActivation: guise's firefox navigation,
+// and the hop after its redirect, go out as Firefox sent them when a user
+// started the navigation (profile/testdata/recordings/firefox-esr-153-activation.json:
+// Sec-Fetch-User after Sec-Fetch-Site, kept on the redirected hop), which
+// the headless flow recordings cannot show; over h2 and HTTP/1.1.
+func TestUserNavigationMatchesFirefoxActivation(t *testing.T) {
+	rec := readFlowRecording(t, "firefox-activation")
+	for _, h2 := range []bool{true, false} {
+		t.Run(map[bool]string{true: "h2", false: "h1"}[h2], func(t *testing.T) {
+			got := followFlowStart(t, "firefox", h2)
+			for i, path := range []string{fingerprint.FlowStart, "/flow/"} {
+				want := rec.request(t, h2, "GET", path)
+				if !want.Has("sec-fetch-user") {
+					t.Fatalf("%s: the recording has no Sec-Fetch-User", path)
+				}
+				if g, w := names(got[i]), names(want); !slices.Equal(g, w) {
+					t.Errorf("%s:\n got %v\nwant %v", path, g, w)
+				}
+				if v := got[i].Get("sec-fetch-user"); v != "?1" {
+					t.Errorf("%s: sec-fetch-user %q, want ?1", path, v)
+				}
+			}
+		})
+	}
 }

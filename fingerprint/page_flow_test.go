@@ -175,6 +175,9 @@ func checkFlows(t *testing.T, name string, order func(h2 bool, method, path stri
 					want = append(want, fl.Name)
 				}
 			}
+			if k.kind == profile.Navigate {
+				want = withoutUnrecordedActivation(rec, want)
+			}
 			// Firefox sends Priority for a script in <head> (the
 			// profile's recording) and not for one at the end of the
 			// body (the flow page's).
@@ -192,11 +195,9 @@ func checkFlows(t *testing.T, name string, order func(h2 bool, method, path stri
 		rec := order(proto == profile.H2, "GET", "/flow/linked")
 		var want []string
 		for _, fl := range p.HeaderSet(profile.Navigate, proto).Header {
-			if !fields.EqualFold(fl.Name, "sec-fetch-user") || slices.Contains(rec, fl.Name) {
-				want = append(want, fl.Name)
-			}
+			want = append(want, fl.Name)
 		}
-		if !slices.Equal(rec, want) {
+		if want = withoutUnrecordedActivation(rec, want); !slices.Equal(rec, want) {
 			t.Errorf("%s navigation with a referer over %v:\n browser %v\n profile %v", name, proto, rec, want)
 		}
 		// Requests with a body: the body sets are the recorded POSTs, in
@@ -216,11 +217,9 @@ func checkFlows(t *testing.T, name string, order func(h2 bool, method, path stri
 			rec := order(proto == profile.H2, "POST", k.path)
 			var want []string
 			for _, fl := range hs.Header {
-				if !fields.EqualFold(fl.Name, "sec-fetch-user") || slices.Contains(rec, fl.Name) {
-					want = append(want, fl.Name)
-				}
+				want = append(want, fl.Name)
 			}
-			if !slices.Equal(rec, want) {
+			if want = withoutUnrecordedActivation(rec, want); !slices.Equal(rec, want) {
 				t.Errorf("%s %v POST over %v:\n browser %v\n profile %v", name, k.kind, proto, rec, want)
 			}
 			for _, n := range []string{"content-length", "origin", "referer", "cookie"} {
@@ -228,6 +227,54 @@ func checkFlows(t *testing.T, name string, order func(h2 bool, method, path stri
 					t.Errorf("%s %v POST over %v: %s is not a placeholder", name, k.kind, proto, n)
 				}
 			}
+		}
+	}
+}
+
+// withoutUnrecordedActivation returns want without Sec-Fetch-User when rec
+// lacks it: a headless browser run from the command line, or a page's
+// script, navigates without user activation, and Firefox and Chrome then
+// send no Sec-Fetch-User; a profile's navigation is a user's and has it
+// (see profile/testdata/recordings/firefox-esr-153-activation.json).
+func withoutUnrecordedActivation(rec, want []string) []string {
+	isUser := func(n string) bool { return fields.EqualFold(n, "sec-fetch-user") }
+	if slices.ContainsFunc(rec, isUser) {
+		return want
+	}
+	return slices.DeleteFunc(slices.Clone(want), isUser)
+}
+
+// TestActivationRecordingMatchesProfile: the firefox profile's navigation
+// sets are, field for field and in order, what Firefox sent on a navigation
+// with user activation (profile/testdata/recordings/firefox-esr-153-activation.json,
+// flows.go -activate), Sec-Fetch-User included; the per-request fields the
+// recorded first visit had no use for (Cookie, Referer) aside.
+func TestActivationRecordingMatchesProfile(t *testing.T) {
+	b, err := os.ReadFile("../profile/testdata/recordings/firefox-esr-153-activation.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f flowFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Lookup("firefox153-linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		rec := f.recordedOrder(proto == profile.H2, "GET", FlowNav)
+		if !slices.ContainsFunc(rec, func(n string) bool { return fields.EqualFold(n, "sec-fetch-user") }) {
+			t.Fatalf("%v: the recorded navigation has no Sec-Fetch-User: %v", proto, rec)
+		}
+		var want []string
+		for _, fl := range p.HeaderSet(profile.Navigate, proto).Header {
+			if fl.Value != "" || slices.Contains(rec, fl.Name) {
+				want = append(want, fl.Name)
+			}
+		}
+		if !slices.Equal(rec, want) {
+			t.Errorf("%v:\n browser %v\n profile %v", proto, rec, want)
 		}
 	}
 }

@@ -76,6 +76,7 @@ func main() {
 	firefoxExtra := readExtra("testdata/recordings/firefox-esr-153-extra.json")
 	chromeFlows := readFlows("testdata/recordings/chromium-156-flows.json")
 	firefoxFlows := readFlows("testdata/recordings/firefox-esr-153-flows.json")
+	firefoxActivation := readFlows("testdata/recordings/firefox-esr-153-activation.json")
 
 	var out []*profile.Profile
 	base := fromRecording(chrome, profile.Chrome, 156, profile.LatestOpen)
@@ -135,11 +136,12 @@ func main() {
 	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json)"
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json); Sec-Fetch-User in navigations (and the form set), which a headless run from the command line does not send, recorded from the same browser driven through Marionette, whose navigation has user activation (flows.go -activate, testdata/recordings/firefox-esr-153-activation.json)"
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
 	addCookies(ff, firefoxFlows)
 	addNavigationReferer(ff, firefoxFlows)
+	addUserActivation(ff, firefoxActivation)
 	addBodySets(ff, firefoxFlows)
 	out = append(out, ff)
 	// Firefox uses NSS and its own network stack on every desktop OS; only

@@ -113,6 +113,24 @@ func addNavigationReferer(p *profile.Profile, f *flows) {
 // has no Sec-Fetch-User): a mismatch means the recordings disagree and
 // stops the generator.
 func insertPlaceholder(p *profile.Profile, kind profile.RequestKind, proto profile.Proto, rec fields.Header, name string) {
+	insertRecorded(p, kind, proto, rec, name, true)
+}
+
+// addUserActivation puts Sec-Fetch-User, with the browser's value, into
+// p's navigation sets where the browser sent it on a navigation a user
+// started (act: the -activate recording of /flow/nav). The headless runs
+// the sets come from had no user activation (Firefox sent no
+// Sec-Fetch-User in them); a person typing the address or clicking a link
+// does.
+func addUserActivation(p *profile.Profile, act *flows) {
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		insertRecorded(p, profile.Navigate, proto, act.request(proto, "GET", "/flow/nav"), "sec-fetch-user", false)
+	}
+}
+
+// insertRecorded is insertPlaceholder, or, with perRequest false, the same
+// for a field that keeps the recorded value.
+func insertRecorded(p *profile.Profile, kind profile.RequestKind, proto profile.Proto, rec fields.Header, name string, perRequest bool) {
 	hs := p.HeaderSet(kind, proto)
 	if hs == nil {
 		log.Fatalf("%v: no %v %v header set", p.Browser, kind, proto)
@@ -163,7 +181,13 @@ func insertPlaceholder(p *profile.Profile, kind profile.RequestKind, proto profi
 			log.Fatalf("%v: %v over %v: %s follows %s, which the set lacks", p.Browser, kind, proto, name, rec[at-1].Name)
 		}
 	}
-	hs.Header = append(hs.Header[:pos], append(fields.Header{{Name: rec[at].Name}}, hs.Header[pos:]...)...)
+	f := fields.Field{Name: rec[at].Name}
+	if !perRequest {
+		f.Value = rec[at].Value
+		hs.Header = append(hs.Header[:pos], append(fields.Header{f}, hs.Header[pos:]...)...)
+		return
+	}
+	hs.Header = append(hs.Header[:pos], append(fields.Header{f}, hs.Header[pos:]...)...)
 	var per []string
 	for _, fl := range hs.Header {
 		if fields.EqualFold(fl.Name, name) || containsName(hs.PerRequest, fl.Name) {
@@ -195,9 +219,10 @@ var bodyPerRequest = []string{"host", "referer", "cookie", "content-length", "or
 // Cookie (and Host) as placeholders, Content-Type and, for Chrome's form,
 // Cache-Control with the browser's values as defaults. The recorded form
 // was submitted by script, without user activation; where the browser's
-// plain navigation set sends Sec-Fetch-User (Chrome: a typed navigation),
-// the form set gets it too, at the same place after Sec-Fetch-Mode, as a
-// user's click sends it.
+// plain navigation set sends Sec-Fetch-User (Chrome: a typed navigation;
+// Firefox: once addUserActivation has run), the form set gets it too,
+// after the field it follows there (Chrome: Sec-Fetch-Mode, Firefox:
+// Sec-Fetch-Site), as a user's click sends it.
 func addBodySets(p *profile.Profile, f *flows) {
 	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
 		for _, c := range bodyPaths {
@@ -212,9 +237,10 @@ func addBodySets(p *profile.Profile, f *flows) {
 					hs.PerRequest = append(hs.PerRequest, fl.Name)
 				}
 				hs.Header = append(hs.Header, fl)
-				if plain := p.HeaderSet(c.kind, proto); c.kind == profile.Navigate && n == "sec-fetch-mode" && !containsFold(rec, "sec-fetch-user") {
-					for _, u := range plain.Header {
-						if fields.EqualFold(u.Name, "sec-fetch-user") {
+				if c.kind == profile.Navigate && !containsFold(rec, "sec-fetch-user") {
+					plain := p.HeaderSet(c.kind, proto).Header
+					for i, u := range plain {
+						if fields.EqualFold(u.Name, "sec-fetch-user") && i > 0 && fields.EqualFold(plain[i-1].Name, n) {
 							hs.Header = append(hs.Header, u)
 						}
 					}

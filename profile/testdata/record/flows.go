@@ -16,19 +16,32 @@
 //	go run ./profile/testdata/record/flows.go -browser chromium -out profile/testdata/recordings/chromium-156-flows.json
 //	go run ./profile/testdata/record/flows.go -browser firefox-esr -out profile/testdata/recordings/firefox-esr-153-flows.json
 //
+// With -activate (firefox-esr only) it records instead one navigation a user
+// starts: Firefox driven through Marionette, whose navigation counts as one
+// typed into the address bar (user activation), to https://fp.test:PORT/flow/nav
+// and then to https://fp.test:PORT/flow/start (which redirects), over h2 and
+// then HTTP/1.1. A headless run from the command line has no
+// user activation, so Firefox sends no Sec-Fetch-User there.
+//
+//	go run ./profile/testdata/record/flows.go -browser firefox-esr -activate -out profile/testdata/recordings/firefox-esr-153-activation.json
+//
 // Firefox needs certutil (libnss3-tools) to trust the server's CA.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +71,7 @@ type output struct {
 func main() {
 	log.SetFlags(0)
 	browser := flag.String("browser", "chromium", "chromium or firefox-esr")
+	activate := flag.Bool("activate", false, "firefox-esr: one user-started navigation through Marionette instead of the flow pages")
 	out := flag.String("out", "", "output JSON file")
 	flag.Parse()
 	if *out == "" {
@@ -84,6 +98,9 @@ func main() {
 	var how string
 	switch filepath.Base(*browser) {
 	case "chromium":
+		if *activate {
+			log.Fatal("-activate is for firefox-esr")
+		}
 		how = "profile/testdata/record/flows.go -browser chromium: the echo server (fingerprint.Server) on 127.0.0.1, then `chromium " + shellJoin(chromiumArgs("$D")) + " https://fp.test:PORT" + fingerprint.FlowStart + "`, then the same with the URL https://fp.test:PORT" + fingerprint.FlowNav + " (same user data dir $D, so the cookie is kept); both again with a new $D and --disable-http2 added"
 		for _, h1 := range []bool{false, true} {
 			args := chromiumArgs(filepath.Join(dir, fmt.Sprint("chromium-", h1)))
@@ -120,10 +137,17 @@ func main() {
 			if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(prefs), 0o644); err != nil {
 				log.Fatal(err)
 			}
+			if *activate {
+				marionetteNavigate(bin, dir, prof, origin+fingerprint.FlowNav, origin+fingerprint.FlowStart)
+				continue
+			}
 			for _, path := range []string{fingerprint.FlowStart, fingerprint.FlowNav} {
 				run(bin, []string{"HOME=" + dir}, "--headless", "--no-remote", "--profile", prof,
 					"--screenshot", filepath.Join(dir, "shot.png"), origin+path)
 			}
+		}
+		if *activate {
+			how = "profile/testdata/record/flows.go -browser firefox-esr -activate: the echo server (fingerprint.Server) on 127.0.0.1, then, per protocol, a fresh profile dir $P set up as for the flow pages (CA trusted with certutil, the same user.js plus marionette.port), `HOME=$DIR firefox-esr --headless --no-remote --marionette --profile $P`, and over Marionette WebDriver:NewSession then WebDriver:Navigate to https://fp.test:PORT" + fingerprint.FlowNav + " and then to https://fp.test:PORT" + fingerprint.FlowStart + ", which redirects (navigations with user activation, as ones typed into the address bar); the second profile's user.js adds user_pref(\"network.http.http2.enabled\", false)"
 		}
 	default:
 		log.Fatalf("unknown browser %q", *browser)
@@ -233,3 +257,82 @@ user_pref("network.proxy.no_proxies_on", "fp.test, .fp.test, localhost, 127.0.0.
 user_pref("browser.shell.checkDefaultBrowser", false);
 user_pref("extensions.update.enabled", false);
 `
+
+// marionettePort is the port Firefox's Marionette listens on while
+// recording (set in the profile's user.js).
+const marionettePort = 28281
+
+// marionetteNavigate starts Firefox with Marionette on prof, navigates to
+// each of urls in turn as a user would, waiting for each page, and ends
+// Firefox. It speaks
+// Marionette's protocol directly: length-prefixed JSON messages,
+// [0, id, command, params] out, [1, id, error, result] back.
+func marionetteNavigate(bin, home, prof string, urls ...string) {
+	prefs := fmt.Sprintf("user_pref(\"marionette.port\", %d);\n", marionettePort)
+	f, err := os.OpenFile(filepath.Join(prof, "user.js"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.WriteString(prefs)
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-remote", "--marionette", "--profile", prof)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	var c net.Conn
+	for range 150 {
+		if c, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", marionettePort)); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		log.Fatalf("marionette: %v", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(45 * time.Second))
+	r := bufio.NewReader(c)
+	read := func() []byte {
+		n, err := r.ReadString(':')
+		if err != nil {
+			log.Fatalf("marionette: %v", err)
+		}
+		size, err := strconv.Atoi(strings.TrimSuffix(n, ":"))
+		if err != nil || size > 1<<20 {
+			log.Fatalf("marionette: bad length %q", n)
+		}
+		b := make([]byte, size)
+		if _, err := io.ReadFull(r, b); err != nil {
+			log.Fatalf("marionette: %v", err)
+		}
+		return b
+	}
+	read() // the server's hello
+	id := 0
+	call := func(name string, params any) {
+		id++
+		b, _ := json.Marshal([]any{0, id, name, params})
+		fmt.Fprintf(c, "%d:%s", len(b), b)
+		var resp []json.RawMessage
+		if err := json.Unmarshal(read(), &resp); err != nil || len(resp) != 4 {
+			log.Fatalf("marionette %s: bad reply", name)
+		}
+		if string(resp[2]) != "null" {
+			log.Fatalf("marionette %s: %s", name, resp[2])
+		}
+	}
+	call("WebDriver:NewSession", map[string]any{"capabilities": map[string]any{}})
+	for _, u := range urls {
+		call("WebDriver:Navigate", map[string]any{"url": u})
+	}
+	call("WebDriver:DeleteSession", map[string]any{})
+}
