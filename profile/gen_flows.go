@@ -184,10 +184,11 @@ func insertRecorded(p *profile.Profile, kind profile.RequestKind, proto profile.
 	f := fields.Field{Name: rec[at].Name}
 	if !perRequest {
 		f.Value = rec[at].Value
-		hs.Header = append(hs.Header[:pos], append(fields.Header{f}, hs.Header[pos:]...)...)
-		return
 	}
 	hs.Header = append(hs.Header[:pos], append(fields.Header{f}, hs.Header[pos:]...)...)
+	if !perRequest {
+		return
+	}
 	var per []string
 	for _, fl := range hs.Header {
 		if fields.EqualFold(fl.Name, name) || containsName(hs.PerRequest, fl.Name) {
