@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/guise-http/guise/fingerprint"
@@ -70,4 +71,32 @@ func TestRequestRootCAs(t *testing.T) {
 func isUnknownAuthority(err error) bool {
 	var ua x509.UnknownAuthorityError
 	return errors.As(err, &ua)
+}
+
+// TestRequestRootCAsFollowRedirects: the hop after a redirect is verified
+// against the request's roots too (the flow's start page redirects).
+func TestRequestRootCAsFollowRedirects(t *testing.T) {
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	roots := srv.CertPool()
+	for _, do := range []func(*Request) (*Response, error){
+		func(r *Request) (*Response, error) { return Do(context.Background(), r) },
+		func(r *Request) (*Response, error) {
+			s := &Session{}
+			defer s.Close()
+			return s.Do(context.Background(), r)
+		},
+	} {
+		resp, err := do(&Request{URL: srv.URL() + fingerprint.FlowStart, RootCAs: roots})
+		if err != nil {
+			t.Fatalf("redirected request with RootCAs: %v", err)
+		}
+		resp.Bytes()
+		if resp.StatusCode != 200 || !strings.HasSuffix(resp.URL, "/flow/") {
+			t.Fatalf("status %d at %s, want 200 at the redirect's target", resp.StatusCode, resp.URL)
+		}
+	}
 }
