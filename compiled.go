@@ -168,15 +168,16 @@ func renderBlock(h fields.Header) []byte {
 }
 
 // headBlock returns, for an HTTP/1.1 request of kind that sends nothing of
-// its own (no caller fields, extra holding Host alone, no body, not a
-// redirect hop), its Host field and the template's pre-rendered block: what
-// headerFor would assemble, without assembling it per request. ok is
-// false when the request or the template does not qualify.
-func (c *compiled) headBlock(kind profile.RequestKind, user, extra fields.Header, length int64, redirected bool) (host fields.Field, block []byte, ok bool) {
+// its own (no caller fields, extra holding Host alone, no body, neither a
+// redirect hop nor scripted), its Host field and the template's
+// pre-rendered block: what headerFor would assemble, without assembling it
+// per request. ok is false when the request or the template does not
+// qualify.
+func (c *compiled) headBlock(kind profile.RequestKind, user, extra fields.Header, length int64, nav navFlags) (host fields.Field, block []byte, ok bool) {
 	if kind == 0 {
 		kind = profile.Navigate
 	}
-	if len(user) != 0 || len(extra) != 1 || length != 0 || redirected || int(kind) >= kindCount {
+	if len(user) != 0 || len(extra) != 1 || length != 0 || nav != 0 || int(kind) >= kindCount {
 		return host, nil, false
 	}
 	t := &c.hdr[protoH1][kind]
@@ -318,13 +319,18 @@ func bodyLength(method string, length int64) int64 {
 // origin when the request has a Referer (guise derives one from
 // Request.Referrer, or the caller gave one), else origin (the request is
 // taken to come from a page of its own origin). With neither, Origin is
-// left out. A caller's Origin field is sent as given. redirected says that
-// the request follows a redirect: a navigation then takes the browser's
-// order for such a hop where it has one (redirectTemplate).
-func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64, origin string, redirected bool) (fields.Header, error) {
+// left out. A caller's Origin field is sent as given. nav says how a
+// navigation came about: one that follows a redirect takes the browser's
+// order for such a hop where it has one (redirectTemplate); a scripted one
+// goes without the profile's Sec-Fetch-User, as the browsers send it
+// without user activation (profile/testdata/recordings/*-flows.json: the
+// scripted navigation to /flow/linked and form submission).
+func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestKind, user, extra fields.Header, length int64, origin string, nav navFlags) (fields.Header, error) {
 	if kind == 0 {
 		kind = profile.Navigate
 	}
+	redirected := nav&navRedirected != 0
+	scripted := nav&navScripted != 0 && kind == profile.Navigate
 	if int(kind) >= kindCount || !c.hdr[proto][kind].present {
 		return dst, fmt.Errorf("guise: profile %s has no %s headers for %s requests", c.p.Name, protoName(proto), kind)
 	}
@@ -361,6 +367,9 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 		}
 		if i := index(extra, d.Name); i >= 0 {
 			dst = append(dst, fields.Field{Name: d.Name, Value: extra[i].Value})
+			continue
+		}
+		if scripted && fields.EqualFold(d.Name, "sec-fetch-user") {
 			continue
 		}
 		if d.Value != "" {

@@ -37,7 +37,7 @@ func TestEmptyBodyContentLength(t *testing.T) {
 					continue
 				}
 				hl := bodyLength(tc.method, 0)
-				h, err := c.headerFor(nil, proto, tc.kind, nil, fields.Header{{Name: "Host", Value: "fp.test"}}, hl, "https://fp.test", false)
+				h, err := c.headerFor(nil, proto, tc.kind, nil, fields.Header{{Name: "Host", Value: "fp.test"}}, hl, "https://fp.test", 0)
 				if err != nil {
 					t.Fatal(err)
 				}

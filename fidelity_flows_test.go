@@ -82,6 +82,7 @@ type flowCall struct {
 	// noReferrer leaves Request.Referrer empty (a typed navigation);
 	// every other call comes from the flow page.
 	noReferrer bool
+	scripted   bool // Request.Scripted
 }
 
 // sendFlows makes the calls, in order, on one Session of profile name with
@@ -96,7 +97,7 @@ func sendFlows(t *testing.T, name string, h2 bool, calls []flowCall) (string, []
 	u, _ := url.Parse(origin + "/")
 	s.Cookies().SetCookies(u, []string{fingerprint.FlowCookie + "; Path=/"})
 	for _, c := range calls {
-		req := &Request{Method: c.method, URL: origin + c.path, Kind: c.kind, Header: c.header}
+		req := &Request{Method: c.method, URL: origin + c.path, Kind: c.kind, Header: c.header, Scripted: c.scripted}
 		if !c.noReferrer {
 			req.Referrer = origin + "/flow/"
 		}
@@ -319,7 +320,7 @@ func TestBodyHeaderOrigin(t *testing.T) {
 		{"image", profile.Image, nil, ref, 3, "https://b.example", "", "3", false},
 	} {
 		for _, proto := range []int{protoH1, protoH2} {
-			h, err := c.headerFor(nil, proto, tc.kind, tc.user, tc.extra, tc.length, tc.origin, false)
+			h, err := c.headerFor(nil, proto, tc.kind, tc.user, tc.extra, tc.length, tc.origin, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,7 +405,7 @@ func TestHeaderAllocs(t *testing.T) {
 	} {
 		for _, proto := range []int{protoH1, protoH2} {
 			n := testing.AllocsPerRun(100, func() {
-				if _, err := c.headerFor(dst[:0], proto, tc.kind, nil, extra, tc.length, "https://fp.test", false); err != nil {
+				if _, err := c.headerFor(dst[:0], proto, tc.kind, nil, extra, tc.length, "https://fp.test", 0); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -425,6 +426,39 @@ func BenchmarkHeaderPOST(b *testing.B) {
 	dst := make(fields.Header, 0, 32)
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, _ = c.headerFor(dst[:0], protoH2, profile.Fetch, user, extra, 42, "https://fp.test", false)
+		dst, _ = c.headerFor(dst[:0], protoH2, profile.Fetch, user, extra, 42, "https://fp.test", 0)
+	}
+}
+
+// TestScriptedNavigationMatchesRecordings: navigations marked Scripted go
+// out exactly as the browsers sent the flow page's scripted ones
+// (profile/testdata/recordings/*-flows.json): the navigation to
+// /flow/linked and the form submission, without Sec-Fetch-User, in the
+// recorded order, over h2 and HTTP/1.1; and so does Firefox's typed
+// navigation of the headless run, which had no user activation either.
+func TestScriptedNavigationMatchesRecordings(t *testing.T) {
+	for _, name := range []string{"chrome", "firefox"} {
+		rec := readFlowRecording(t, name)
+		calls := []flowCall{
+			{kind: profile.Navigate, method: "GET", path: "/flow/linked", scripted: true},
+			{kind: profile.Navigate, method: "POST", path: "/flow/form", body: fingerprint.FlowFormBody, scripted: true},
+		}
+		if name == "firefox" {
+			calls = append(calls, flowCall{kind: profile.Navigate, method: "GET", path: fingerprint.FlowNav, noReferrer: true, scripted: true})
+		}
+		for _, h2 := range []bool{true, false} {
+			t.Run(name+map[bool]string{true: "/h2", false: "/h1"}[h2], func(t *testing.T) {
+				_, got := sendFlows(t, name, h2, calls)
+				for i, c := range calls {
+					want := names(rec.request(t, h2, c.method, c.path))
+					if g := names(got[i]); !slices.Equal(g, want) {
+						t.Errorf("%s %s:\n got %v\nwant %v", c.method, c.path, g, want)
+					}
+					if got[i].Has("sec-fetch-user") {
+						t.Errorf("%s %s: a scripted navigation sent Sec-Fetch-User", c.method, c.path)
+					}
+				}
+			})
+		}
 	}
 }

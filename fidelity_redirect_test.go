@@ -39,8 +39,14 @@ func TestRedirectHopOrderMatchesRecordings(t *testing.T) {
 // the requests the server received.
 func followFlowStart(t *testing.T, name string, h2 bool) []fields.Header {
 	t.Helper()
+	return followFlowStartAs(t, name, h2, false)
+}
+
+// followFlowStartAs is followFlowStart with Request.Scripted set to scripted.
+func followFlowStartAs(t *testing.T, name string, h2, scripted bool) []fields.Header {
+	t.Helper()
 	e := newEchoSession(t, name, h2)
-	resp, err := e.s.Do(context.Background(), &Request{URL: e.origin + fingerprint.FlowStart})
+	resp, err := e.s.Do(context.Background(), &Request{URL: e.origin + fingerprint.FlowStart, Scripted: scripted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +79,24 @@ func TestUserNavigationMatchesFirefoxActivation(t *testing.T) {
 				}
 				if v := got[i].Get("sec-fetch-user"); v != "?1" {
 					t.Errorf("%s: sec-fetch-user %q, want ?1", path, v)
+				}
+			}
+		})
+	}
+}
+
+// TestScriptedRedirectMatchesFirefox: a scripted navigation and the hop
+// after its redirect go out without Sec-Fetch-User, exactly as headless
+// Firefox (no user activation) sent them in
+// profile/testdata/recordings/firefox-esr-153-flows.json.
+func TestScriptedRedirectMatchesFirefox(t *testing.T) {
+	rec := readFlowRecording(t, "firefox")
+	for _, h2 := range []bool{true, false} {
+		t.Run(map[bool]string{true: "h2", false: "h1"}[h2], func(t *testing.T) {
+			got := followFlowStartAs(t, "firefox", h2, true)
+			for i, path := range []string{fingerprint.FlowStart, "/flow/"} {
+				if g, w := names(got[i]), names(rec.request(t, h2, "GET", path)); !slices.Equal(g, w) {
+					t.Errorf("%s:\n got %v\nwant %v", path, g, w)
 				}
 			}
 		})

@@ -33,11 +33,11 @@ func TestHeadBlockEqualsHeaderFor(t *testing.T) {
 			if !c.hdr[protoH1][k].present {
 				continue
 			}
-			want, err := c.headerFor(nil, protoH1, k, nil, host, 0, "", false)
+			want, err := c.headerFor(nil, protoH1, k, nil, host, 0, "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, blk, ok := c.headBlock(k, nil, host, 0, false)
+			h, blk, ok := c.headBlock(k, nil, host, 0, 0)
 			if !ok {
 				t.Errorf("%s %v: no block", name, k)
 				continue
@@ -47,19 +47,20 @@ func TestHeadBlockEqualsHeaderFor(t *testing.T) {
 				t.Errorf("%s %v:\n got %q\nwant %q", name, k, got, render(want))
 			}
 			for _, tc := range []struct {
-				what       string
-				user       fields.Header
-				extra      fields.Header
-				length     int64
-				redirected bool
+				what   string
+				user   fields.Header
+				extra  fields.Header
+				length int64
+				nav    navFlags
 			}{
-				{"caller field", fields.Header{{Name: "X-A", Value: "1"}}, host, 0, false},
-				{"cookie", nil, append(host[:1:1], fields.Field{Name: "Cookie", Value: "a=1"}), 0, false},
-				{"body", nil, host, 5, false},
-				{"empty POST", nil, host, emptyBody, false},
-				{"redirect hop", nil, host, 0, true},
+				{"caller field", fields.Header{{Name: "X-A", Value: "1"}}, host, 0, 0},
+				{"cookie", nil, append(host[:1:1], fields.Field{Name: "Cookie", Value: "a=1"}), 0, 0},
+				{"body", nil, host, 5, 0},
+				{"empty POST", nil, host, emptyBody, 0},
+				{"redirect hop", nil, host, 0, navRedirected},
+				{"scripted navigation", nil, host, 0, navScripted},
 			} {
-				if _, _, ok := c.headBlock(k, tc.user, tc.extra, tc.length, tc.redirected); ok {
+				if _, _, ok := c.headBlock(k, tc.user, tc.extra, tc.length, tc.nav); ok {
 					t.Errorf("%s %v: a request with a %s got the block", name, k, tc.what)
 				}
 			}

@@ -231,7 +231,7 @@ func (ch *chain) redirect(resp *Response, hop *Request, u *parsedURL) (*Request,
 		redirected: true,
 		Method:     hop.method(), URL: target.String(), Kind: hop.Kind,
 		Profile: hop.Profile, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
-		RootCAs: hop.RootCAs,
+		RootCAs: hop.RootCAs, Scripted: hop.Scripted,
 	}
 	keepBody := true
 	switch resp.StatusCode {

@@ -44,6 +44,13 @@ type Request struct {
 	// (the zero value), a fetch() or a sub-resource.
 	Kind profile.RequestKind
 
+	// Scripted marks a navigation that a page's script started without
+	// user activation (location.href set by a timer, form.submit(), a
+	// meta refresh): the browsers then send no Sec-Fetch-User, on it and on
+	// the hops of its redirects. The zero value is a person's navigation,
+	// typed or clicked, with Sec-Fetch-User where the browser sends it.
+	Scripted bool
+
 	// Referrer is the URL of the page the request comes from, "" for none
 	// (a typed-in navigation). guise derives Referer from it under the
 	// browsers' default policy (strict-origin-when-cross-origin) on every
@@ -83,6 +90,26 @@ type parsedURL struct {
 	addr      string // host:port to dial
 	target    string // request-target: path?query
 	origin    string // scheme://authority, as the Origin field serialises it
+}
+
+// navFlags say how a request came about, for the fields of a navigation.
+type navFlags uint8
+
+const (
+	navRedirected navFlags = 1 << iota // the request follows a redirect
+	navScripted                        // Request.Scripted
+)
+
+// nav returns r's navFlags.
+func (r *Request) nav() navFlags {
+	var f navFlags
+	if r.redirected {
+		f |= navRedirected
+	}
+	if r.Scripted {
+		f |= navScripted
+	}
+	return f
 }
 
 func (r *Request) method() string {

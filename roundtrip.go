@@ -84,11 +84,11 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			}
 		}
 		hl := bodyLength(method, b.length)
-		if host, blk, ok := o.profile.headBlock(req.Kind, req.Header, ex, hl, req.redirected); ok {
+		if host, blk, ok := o.profile.headBlock(req.Kind, req.Header, ex, hl, req.nav()); ok {
 			r.Header, r.HeaderBlock = append(r.Header[:0], host), blk
 		} else {
 			r.HeaderBlock = nil
-			r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.redirected)
+			r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.nav())
 			if err != nil {
 				c.abandon()
 				return nil, err
@@ -165,7 +165,7 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 	}()
 	var err error
 	hl := bodyLength(req.method(), b.length)
-	r.Header, err = o.profile.headerFor(scratch[:0], protoH2, kind, req.Header, x, hl, bodyOrigin(u, hl), req.redirected)
+	r.Header, err = o.profile.headerFor(scratch[:0], protoH2, kind, req.Header, x, hl, bodyOrigin(u, hl), req.nav())
 	if err != nil {
 		c.h2.CancelReservation()
 		c.abandon()
