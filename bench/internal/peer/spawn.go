@@ -117,8 +117,8 @@ func statCPU(b []byte) (time.Duration, error) {
 	if len(f) < 13 { // fields 3..15
 		return 0, errors.New("peer: short /proc stat line")
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	ut, err1 := strconv.ParseUint(f[11], 10, 32) // 2^32 ticks: 497 days of CPU
+	st, err2 := strconv.ParseUint(f[12], 10, 32)
 	if err1 != nil || err2 != nil {
 		return 0, errors.New("peer: bad CPU times in /proc stat")
 	}

@@ -56,3 +56,18 @@ func TestProcessCPU(t *testing.T) {
 		t.Error("ProcessCPU of a pid that cannot exist succeeded")
 	}
 }
+
+// FuzzStatCPU: any /proc stat line gives a duration of at least zero or an
+// error, never a panic.
+func FuzzStatCPU(f *testing.F) {
+	f.Add([]byte("4242 (bench (x) srv) S 1 4242 4242 0 -1 4194560 100 0 0 0 123 77 0 0 20 0 9 0 1000 0 0\n"))
+	f.Add([]byte("1 (x) S 1 2"))
+	f.Add([]byte(")"))
+	f.Add([]byte("1 (x) S 1 2 3 4 5 6 7 8 9 10 -5 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := statCPU(b)
+		if err == nil && d < 0 {
+			t.Fatalf("statCPU(%q) = %v", b, d)
+		}
+	})
+}
