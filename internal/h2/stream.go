@@ -30,16 +30,12 @@ type stream struct {
 	idle    time.Duration
 
 	// guarded by cc.mu
-	resp    Response
-	body    body
-	hdr     [inlineFields]fields.Field // backs resp.Header for small heads
-	waiting bool                       // the owner waits on notify
-	writer  bool                       // a body writer goroutine runs for it
-	gotHead bool
-	// lowBlocks, while the owner waits in WriteTo as cc.batcher, is how
-	// many blocks of data it wants queued before it is woken (see
-	// batchLocked); 0 wakes it for every frame.
-	lowBlocks     uint8
+	resp          Response
+	body          body
+	hdr           [inlineFields]fields.Field // backs resp.Header for small heads
+	waiting       bool                       // the owner waits on notify
+	writer        bool                       // a body writer goroutine runs for it
+	gotHead       bool
 	n1xx          int
 	err           error
 	recvEnd       bool
@@ -150,7 +146,7 @@ func (cc *ClientConn) forgetLocked(s *stream) {
 	s.removed = true
 	delete(cc.streams, s.id)
 	if cc.batcher == s {
-		cc.batcher, s.lowBlocks = nil, 0
+		cc.batcher = nil
 	}
 	for i, o := range cc.open {
 		if o == s {
@@ -244,7 +240,6 @@ func (cc *ClientConn) batchLocked(s *stream) {
 	if len(cc.streams) != 1 || s.idle > 0 || s.contentLength < 0 || s.contentLength-s.received < batchBlocks*chunkSize {
 		return
 	}
-	s.lowBlocks = batchBlocks
 	cc.batcher = s
 }
 
@@ -252,21 +247,21 @@ func (cc *ClientConn) batchLocked(s *stream) {
 // batching. cc.mu is held.
 func (cc *ClientConn) wakeBatcherLocked() {
 	if b := cc.batcher; b != nil {
-		cc.batcher, b.lowBlocks = nil, 0
+		cc.batcher = nil
 		b.signal()
 	}
 }
 
 // holdLocked reports whether the data just queued on s may wait for more
 // before its owner is woken: s batches, the body goes on, fewer than
-// lowBlocks blocks are queued, the body has that much more to come, and
+// batchBlocks blocks are queued, the body has that much more to come, and
 // the windows let the server send it without a WINDOW_UPDATE (which only
 // consuming would send). cc.mu is held.
 func (cc *ClientConn) holdLocked(s *stream, end bool) bool {
-	if s.lowBlocks == 0 || cc.batcher != s || end {
+	if cc.batcher != s || end {
 		return false
 	}
-	want := int64(s.lowBlocks) * chunkSize
+	const want = batchBlocks * chunkSize
 	queued := int64(s.data.len())
 	return queued < want && queued+min(s.recvWindow, cc.recvWindow, s.contentLength-s.received) >= want
 }
@@ -294,7 +289,7 @@ func (b *body) WriteTo(w io.Writer) (int64, error) {
 		cc.mu.Lock()
 		s.waiting = false
 		if cc.batcher == s {
-			cc.batcher, s.lowBlocks = nil, 0
+			cc.batcher = nil
 		}
 		if s.bodyClosed {
 			cc.mu.Unlock()

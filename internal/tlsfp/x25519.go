@@ -22,28 +22,24 @@ import (
 // which uTLS needs for the exchange, is made only for the share the
 // server picks.
 //
-// The private key is SHA-512(seed)[:32] for a random seed:
+// The private key is SHA-512(seed)[:32] for a random seed (computed only in
+// ecdhKey):
 // ed25519.NewKeyFromSeed multiplies the base point by that value with the
 // same clamping X25519 applies (RFC 8032 5.1.5, RFC 7748 5), so its public
 // key is the Edwards form of the X25519 public key. Only the public key
 // goes through math/big, which is not constant-time.
 type x25519Key struct {
-	priv [32]byte
+	seed [ed25519.SeedSize]byte
 	pub  [32]byte
 }
 
 // newX25519Key reads a 32-byte seed from r and makes the key.
 func newX25519Key(r io.Reader) (*x25519Key, error) {
-	var seed [ed25519.SeedSize]byte
-	if _, err := io.ReadFull(r, seed[:]); err != nil {
+	k := new(x25519Key)
+	if _, err := io.ReadFull(r, k.seed[:]); err != nil {
 		return nil, errors.New("tlsfp: reading randomness: " + err.Error())
 	}
-	k := new(x25519Key)
-	h := sha512.Sum512(seed[:])
-	copy(k.priv[:], h[:32])
-	clear(h[:])
-	edPriv := ed25519.NewKeyFromSeed(seed[:])
-	clear(seed[:])
+	edPriv := ed25519.NewKeyFromSeed(k.seed[:])
 	ok := edwardsToMontgomery(&k.pub, edPriv[32:])
 	clear(edPriv)
 	if !ok {
@@ -52,10 +48,13 @@ func newX25519Key(r io.Reader) (*x25519Key, error) {
 	return k, nil
 }
 
-// ecdhKey returns the crypto/ecdh form of k, which costs a scalar
-// multiplication (crypto/ecdh recomputes the public key).
+// ecdhKey returns the crypto/ecdh form of k, whose private key is
+// SHA-512(seed)[:32]; it costs a scalar multiplication (crypto/ecdh
+// recomputes the public key), so only the share the server picks pays it.
 func (k *x25519Key) ecdhKey() (*ecdh.PrivateKey, error) {
-	return ecdh.X25519().NewPrivateKey(k.priv[:])
+	h := sha512.Sum512(k.seed[:])
+	defer clear(h[:])
+	return ecdh.X25519().NewPrivateKey(h[:32])
 }
 
 // fieldP is 2^255 - 19.
