@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -15,28 +16,59 @@ import (
 	"github.com/guise-http/guise/bench/internal/peer"
 )
 
-// needNghttpd returns nghttpd's path, or skips the test when it is not
-// installed, unless GUISE_REQUIRE_PEERS=1 (CI), when it fails. (The
-// library's internal/testpeer does this but is internal to the other
+// needNghttpd returns nghttpd's path, or skips the test (see needServer).
+// (The library's internal/testpeer does this but is internal to the other
 // module.)
 func needNghttpd(t *testing.T) string {
 	t.Helper()
-	p, err := findNghttpd()
+	return needServer(t, serverNghttpd, "nghttp2-server")
+}
+
+// needServer returns the path of the server's program (nghttpd or nginx),
+// or skips the test when it is not installed, unless GUISE_REQUIRE_PEERS=1
+// (CI), when it fails.
+func needServer(t *testing.T, kind, pkg string) string {
+	t.Helper()
+	p, err := findServer(kind)
 	if err == nil {
 		return p
 	}
 	if os.Getenv("GUISE_REQUIRE_PEERS") == "1" {
-		t.Fatalf("%v; GUISE_REQUIRE_PEERS=1 requires it (apt-get install nghttp2-server)", err)
+		t.Fatalf("%v; GUISE_REQUIRE_PEERS=1 requires it (apt-get install %s)", err, pkg)
 	}
-	t.Skipf("skipping: %v (apt-get install nghttp2-server)", err)
+	t.Skipf("skipping: %v (apt-get install %s)", err, pkg)
 	return ""
 }
 
 func TestSelfTest(t *testing.T) {
 	bin := needNghttpd(t)
+	report := selfTest(t, "-nghttpd", bin)
+	if !strings.Contains(report, "go run ./h2compare -nghttpd") {
+		t.Errorf("report lacks the command line")
+	}
+	if !strings.Contains(report, "- server: nghttpd nghttp2/") || !strings.Contains(report, "P-256 only") {
+		t.Errorf("report does not name nghttpd and its TLS group:\n%s", report)
+	}
+}
+
+// TestSelfTestNginx runs every scenario against nginx, which, unlike
+// nghttpd, takes the X25519 share of a browser's hello as it is.
+func TestSelfTestNginx(t *testing.T) {
+	bin := needServer(t, serverNginx, "nginx-light")
+	report := selfTest(t, "-server", "nginx", "-nginx", bin)
+	if !strings.Contains(report, "- server: nginx/") || !strings.Contains(report, "X25519 then P-256") {
+		t.Errorf("report does not name nginx and its TLS groups:\n%s", report)
+	}
+}
+
+// selfTest runs the whole program with the given flags and very short
+// turns, checks the report's shape, and returns it.
+func selfTest(t *testing.T, args ...string) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.md")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"-nghttpd", bin, "-rounds", "1", "-d", "30ms", "-warmup", "0", "-q", "-out", out}, &stdout, &stderr)
+	args = append(args, "-rounds", "1", "-d", "30ms", "-warmup", "0", "-q", "-out", out)
+	err := run(args, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstderr: %s", err, stderr.String())
 	}
@@ -54,7 +86,7 @@ func TestSelfTest(t *testing.T) {
 		}
 	}
 	// guise and net/http must have measured every scenario over HTTP/2
-	// (nghttpd speaks nothing else).
+	// (both servers are set up to speak nothing else).
 	for _, row := range []string{"| guise | HTTP/2.0 | ", "| guise.Do | HTTP/2.0 | ", "| guise new Session | HTTP/2.0 | ", "| net/http | HTTP/2.0 | "} {
 		if !strings.Contains(report, row) {
 			t.Errorf("report has no row %q:\n%s", row, report)
@@ -64,15 +96,13 @@ func TestSelfTest(t *testing.T) {
 		if (strings.HasPrefix(line, "| guise") || strings.HasPrefix(line, "| net/http")) && strings.Contains(line, "failed") {
 			t.Errorf("failed row: %s", line)
 		}
-		// nghttpd's CPU is read from /proc on Linux: every measured row
-		// has a number in its last column.
+		// The server's CPU is read from /proc on Linux: every measured
+		// row has a number in its last column.
 		if runtime.GOOS == "linux" && strings.HasPrefix(line, "| guise") && strings.HasSuffix(line, "| – |") {
-			t.Errorf("row without nghttpd's CPU: %s", line)
+			t.Errorf("row without the server's CPU: %s", line)
 		}
 	}
-	if !strings.Contains(report, "go run ./h2compare -nghttpd") {
-		t.Errorf("report lacks the command line")
-	}
+	return report
 }
 
 func TestFlags(t *testing.T) {
@@ -80,6 +110,7 @@ func TestFlags(t *testing.T) {
 		{"-rounds", "0"},
 		{"-d", "0s"},
 		{"-scenarios", "h2-small-c16,nope"},
+		{"-server", "apache"},
 		{"extra"},
 	} {
 		var o, e bytes.Buffer
@@ -96,11 +127,53 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestMissingNghttpd(t *testing.T) {
-	var o, e bytes.Buffer
-	err := run([]string{"-nghttpd", filepath.Join(t.TempDir(), "nghttpd"), "-q"}, &o, &e)
-	if err == nil {
-		t.Fatal("run with a missing nghttpd succeeded")
+func TestMissingServer(t *testing.T) {
+	for _, args := range [][]string{
+		{"-nghttpd", filepath.Join(t.TempDir(), "nghttpd")},
+		{"-server", "nginx", "-nginx", filepath.Join(t.TempDir(), "nginx")},
+	} {
+		var o, e bytes.Buffer
+		if err := run(append(args, "-q"), &o, &e); err == nil {
+			t.Errorf("run(%q) with a missing server succeeded", args)
+		}
+	}
+}
+
+// TestServerGroups checks what the report says of each server's key
+// exchange: offered X25519MLKEM768 and X25519 shares, as a browser's hello
+// carries, nginx takes X25519 and nghttpd asks for P-256.
+func TestServerGroups(t *testing.T) {
+	for _, tc := range []struct {
+		kind, pkg string
+		want      tls.CurveID
+	}{
+		{serverNginx, "nginx-light", tls.X25519},
+		{serverNghttpd, "nghttp2-server", tls.CurveP256},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			srv, err := startServer(tc.kind, needServer(t, tc.kind, tc.pkg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			c, err := tls.Dial("tcp", strings.TrimPrefix(srv.Base, "https://"), &tls.Config{
+				RootCAs:          srv.Roots,
+				ServerName:       "localhost",
+				NextProtos:       []string{"h2"},
+				CurvePreferences: []tls.CurveID{tls.X25519MLKEM768, tls.X25519, tls.CurveP256},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			st := c.ConnectionState()
+			if st.CurveID != tc.want || st.HelloRetryRequest != (tc.want == tls.CurveP256) {
+				t.Errorf("group %v, HelloRetryRequest %v; want %v", st.CurveID, st.HelloRetryRequest, tc.want)
+			}
+			if st.NegotiatedProtocol != "h2" {
+				t.Errorf("ALPN %q, want h2", st.NegotiatedProtocol)
+			}
+		})
 	}
 }
 

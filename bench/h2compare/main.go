@@ -1,6 +1,7 @@
 // Command h2compare benchmarks guise against net/http and tls-client over
 // HTTP/2 and over isolated HTTPS requests (a TCP+TLS handshake each), with
-// nghttpd (Debian nghttp2-server) as the server in a separate process. For
+// nghttpd (Debian nghttp2-server, the default) or nginx (-server nginx) as
+// the server in a separate process. For
 // each scenario the clients take turns, round-robin over several rounds,
 // and the medians go into a markdown table on stdout (and -out FILE).
 //
@@ -48,7 +49,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "unmeasured turn per client before the first round (0: none)")
 	scen := fs.String("scenarios", "", "scenarios to run, comma-separated (default all)")
 	out := fs.String("out", "", "also write the report to this file")
+	kind := fs.String("server", serverNghttpd, "server to run: nghttpd (accepts only P-256, so every browser hello gets a HelloRetryRequest) or nginx (X25519, then P-256)")
 	bin := fs.String("nghttpd", "", "path of nghttpd (default: $PATH, /usr/sbin, /usr/bin)")
+	nginxBin := fs.String("nginx", "", "path of nginx, with -server nginx (default: $PATH, /usr/sbin, /usr/bin)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	only := fs.String("clients", "", "clients to run, comma-separated names as in the tables (default all)")
@@ -96,13 +99,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("-head %q: want browser or own", *head)
 	}
-	path := *bin
+	var path string
+	switch *kind {
+	case serverNghttpd:
+		path = *bin
+	case serverNginx:
+		path = *nginxBin
+	default:
+		return fmt.Errorf("-server %q: want nghttpd or nginx", *kind)
+	}
 	if path == "" {
-		if path, err = findNghttpd(); err != nil {
+		if path, err = findServer(*kind); err != nil {
 			return err
 		}
 	}
-	srv, err := startServer(path)
+	srv, err := startServer(*kind, path)
 	if err != nil {
 		return err
 	}
@@ -119,11 +130,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		date:    time.Now(),
 		machine: fmt.Sprintf("nproc %d, %s, %s/%s, load average at start %s", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadavg()),
 		head:    headNote,
-		server:  version(path),
 		rounds:  *rounds,
 		d:       *dur,
 		warmup:  *warmup,
 	}
+	m.server, m.kex = describe(*kind, path)
 	results := make([][]*result, len(picked))
 	mk := func(roots *x509.CertPool) func(clientSpec) (client, error) {
 		return func(sp clientSpec) (client, error) { return sp.make(roots) }
@@ -251,14 +262,27 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
-// version returns nghttpd's first line of --version, or "nghttpd".
-func version(path string) string {
-	b, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		return "nghttpd"
+// describe names the server for the report: its version, and how its TLS
+// key exchange is set up.
+func describe(kind, path string) (name, kex string) {
+	if kind == serverNginx {
+		v := "nginx"
+		if b, err := exec.Command(path, "-V").CombinedOutput(); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if s, ok := strings.CutPrefix(line, "nginx version: "); ok {
+					v = s
+				} else if s, ok := strings.CutPrefix(line, "built with "); ok {
+					v += " (" + strings.TrimSpace(s) + ")"
+				}
+			}
+		}
+		return v + " (master_process off: one process)", "TLS groups X25519 then P-256, so a browser's hello completes without a HelloRetryRequest"
 	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return line
+	v := "nghttpd"
+	if b, err := exec.Command(path, "--version").Output(); err == nil {
+		v, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+	}
+	return v, "TLS group P-256 only (nghttpd sets it so), so every browser hello gets a HelloRetryRequest"
 }
 
 // loadavg returns the 1, 5 and 15 minute load averages from /proc/loadavg,

@@ -12,7 +12,8 @@ type meta struct {
 	command string
 	date    time.Time
 	machine string // nproc, Go version, OS/arch
-	server  string // nghttpd version
+	server  string // the server's version
+	kex     string // how the server's TLS key exchange is set up
 	rounds  int
 	d       time.Duration
 	warmup  time.Duration
@@ -83,9 +84,12 @@ func markdown(w io.Writer, m meta, scs []scenario, results [][]*result) error {
 		fmt.Fprintf(&b, "- %s\n", m.head)
 	}
 	fmt.Fprintf(&b, "- server: %s, a separate process on 127.0.0.1, TLS with a self-signed ECDSA P-256 certificate\n", m.server)
+	if m.kex != "" {
+		fmt.Fprintf(&b, "- server key exchange: %s\n", m.kex)
+	}
 	fmt.Fprintf(&b, "- %d rounds of one %v turn per client (order rotated each round), after one %v warm-up turn each; medians of the rounds\n", m.rounds, m.d, m.warmup)
 	fmt.Fprintf(&b, "- CPU: getrusage user+system of the client process per request; allocs: runtime.MemStats.Mallocs per request (whole process)\n")
-	fmt.Fprintf(&b, "- server CPU: nghttpd's user+system CPU per request, read from /proc/PID/stat before and after the same turns (10 ms ticks, so short turns are coarse; nghttpd shares the cores with the client), – when a round lacks it\n")
+	fmt.Fprintf(&b, "- server CPU: the server's user+system CPU per request, read from /proc/PID/stat before and after the same turns (10 ms ticks, so short turns are coarse; the server shares the cores with the client), – when a round lacks it\n")
 	fmt.Fprintf(&b, "- conns: TCP connections the client dialed over its first request, the warm-up and all rounds (a counting net.Dialer), n/a where the client takes no dialer\n")
 	fmt.Fprintf(&b, "- ×: the client's throughput over net/http's and over the best tls-client row's; \"per CPU\": requests per CPU second, likewise\n")
 	for i := range scs {

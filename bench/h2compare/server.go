@@ -23,28 +23,46 @@ const (
 	bigSize   = 8 << 20
 )
 
-// errNoNghttpd says nghttpd is not installed.
-var errNoNghttpd = errors.New("h2compare: nghttpd not found (Debian package nghttp2-server)")
+// Servers h2compare can run: nghttpd, the default, and nginx.
+const (
+	serverNghttpd = "nghttpd"
+	serverNginx   = "nginx"
+)
 
-// findNghttpd returns the path of nghttpd: on $PATH, or in /usr/sbin or
-// /usr/bin, which a non-root $PATH may lack.
-func findNghttpd() (string, error) {
-	if p, err := exec.LookPath("nghttpd"); err == nil {
+// errNoNghttpd and errNoNginx say a server is not installed.
+var (
+	errNoNghttpd = errors.New("h2compare: nghttpd not found (Debian package nghttp2-server)")
+	errNoNginx   = errors.New("h2compare: nginx not found (Debian package nginx-light)")
+)
+
+// findServer returns the path of the server's program: on $PATH, or in
+// /usr/sbin or /usr/bin, which a non-root $PATH may lack.
+func findServer(kind string) (string, error) {
+	notFound := errNoNghttpd
+	if kind == serverNginx {
+		notFound = errNoNginx
+	}
+	if p, err := exec.LookPath(kind); err == nil {
 		return p, nil
 	}
-	for _, p := range []string{"/usr/sbin/nghttpd", "/usr/bin/nghttpd"} {
+	for _, dir := range []string{"/usr/sbin/", "/usr/bin/"} {
+		p := dir + kind
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", errNoNghttpd
+	return "", notFound
 }
 
-// server is an nghttpd process serving a temporary directory over TLS on
-// 127.0.0.1.
+// findNghttpd returns the path of nghttpd.
+func findNghttpd() (string, error) { return findServer(serverNghttpd) }
+
+// server is a server process (nghttpd or nginx) serving a temporary
+// directory over TLS on 127.0.0.1.
 type server struct {
 	Base  string         // https://127.0.0.1:PORT
 	Roots *x509.CertPool // trusts the server's self-signed certificate
+	Kind  string         // serverNghttpd or serverNginx
 	dir   string
 	cmd   *exec.Cmd
 	out   *capped
@@ -52,14 +70,25 @@ type server struct {
 }
 
 // startServer writes a fresh ECDSA certificate and the two files into a new
-// temporary directory and starts nghttpd on a free loopback port. It
-// returns once the port accepts connections.
-func startServer(bin string) (*server, error) {
+// temporary directory and starts the server (kind, the program at bin) on
+// a free loopback port. It returns once the port accepts connections.
+//
+// nghttpd accepts only the P-256 group (nghttp2 1.52 sets it so for
+// OpenSSL 3), so it answers every hello whose key shares are X25519MLKEM768
+// and X25519, as Chrome's and Firefox's are, with a HelloRetryRequest.
+// nginx is set up as sites usually are: X25519 first, then P-256, so that
+// a browser's hello completes without one; it runs as one process
+// (master_process off), so its CPU is that process's, and it sends DATA
+// frames of 16 KiB like nghttpd (its default is 8 KiB).
+func startServer(kind, bin string) (*server, error) {
+	if kind != serverNghttpd && kind != serverNginx {
+		return nil, fmt.Errorf("h2compare: unknown server %q (want nghttpd or nginx)", kind)
+	}
 	dir, err := os.MkdirTemp("", "h2compare")
 	if err != nil {
 		return nil, err
 	}
-	s := &server{dir: dir}
+	s := &server{dir: dir, Kind: kind}
 	ok := false
 	defer func() {
 		if !ok {
@@ -96,7 +125,15 @@ func startServer(bin string) (*server, error) {
 		return nil, err
 	}
 	s.out = &capped{max: 8 << 10}
-	s.cmd = exec.Command(bin, "-a", "127.0.0.1", "-d", docs, strconv.Itoa(port), keyFile, certFile)
+	if kind == serverNginx {
+		conf := filepath.Join(dir, "nginx.conf")
+		if err := os.WriteFile(conf, []byte(nginxConf(dir, docs, port, keyFile, certFile)), 0o644); err != nil {
+			return nil, err
+		}
+		s.cmd = exec.Command(bin, "-p", dir, "-c", conf)
+	} else {
+		s.cmd = exec.Command(bin, "-a", "127.0.0.1", "-d", docs, strconv.Itoa(port), keyFile, certFile)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
@@ -107,20 +144,56 @@ func startServer(bin string) (*server, error) {
 	if err := waitListening(addr, s.done, 5*time.Second); err != nil {
 		s.cmd.Process.Kill()
 		<-s.done
-		return nil, fmt.Errorf("h2compare: nghttpd: %w; output: %q", err, s.out.String())
+		if b, rerr := os.ReadFile(filepath.Join(dir, "error.log")); rerr == nil {
+			s.out.Write(b)
+		}
+		return nil, fmt.Errorf("h2compare: %s: %w; output: %q", kind, err, s.out.String())
 	}
 	s.Base = "https://" + addr
 	ok = true
 	return s, nil
 }
 
-// CPU returns the user+system CPU time nghttpd has used so far, from /proc
+// nginxConf is the configuration startServer runs nginx with: one process
+// in the foreground, everything it writes inside dir, no limit on the
+// requests of a connection (nginx's default, 1000, would end the pooled
+// clients' connections with a GOAWAY during a turn).
+func nginxConf(dir, docs string, port int, keyFile, certFile string) string {
+	return fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  keepalive_requests 1000000000;
+  keepalive_timeout 600s;
+  http2_chunk_size 16k;
+  server {
+    listen 127.0.0.1:%[3]d ssl http2;
+    ssl_certificate %[5]s;
+    ssl_certificate_key %[4]s;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ecdh_curve X25519:prime256v1;
+    root %[2]s;
+  }
+}
+`, dir, docs, port, keyFile, certFile)
+}
+
+// CPU returns the user+system CPU time the server has used so far, from /proc
 // (Linux only, 10 ms ticks).
 func (s *server) CPU() (time.Duration, error) {
 	return peer.ProcessCPU(s.cmd.Process.Pid)
 }
 
-// Stop ends nghttpd (SIGTERM, then SIGKILL after 3s) and removes its
+// Stop ends the server (SIGTERM, then SIGKILL after 3s) and removes its
 // directory.
 func (s *server) Stop() error {
 	defer os.RemoveAll(s.dir)
