@@ -38,6 +38,10 @@ type Want struct {
 	// from a hello offering h2, and answered a request (the page's last
 	// fetch() makes one).
 	Resumed bool
+	// Body also waits, per protocol waited for, for the flow page's
+	// requests with a body (BodyPaths: a fetch() POST and a form
+	// submission; the browser visits FlowStart for them).
+	Body bool
 }
 
 // Request kinds as capture classifies them from the fetch metadata headers
@@ -68,8 +72,9 @@ func requestKind(h []fields.Field) string {
 }
 
 // Missing lists what recs still lack for w, in a fixed order: "h2
-// navigate", "h2 fetch", "h2 subresource", "h2 image", the same with
-// "http/1.1", and "resumed connection". Only TLS connections count.
+// navigate", "h2 fetch", "h2 subresource", "h2 image", "h2 fetch with a
+// body", "h2 navigate with a body", the same with "http/1.1", and "resumed
+// connection". Only TLS connections count.
 func (w Want) Missing(recs []*ConnRecord) []string {
 	have := map[string]bool{}
 	resumed := false
@@ -78,8 +83,15 @@ func (w Want) Missing(recs []*ConnRecord) []string {
 			continue
 		}
 		for _, q := range r.HTTPRequests() {
-			if k := requestKind(q.Header); k != "" {
-				have[r.Protocol+" "+k] = true
+			k := requestKind(q.Header)
+			if k == "" {
+				continue
+			}
+			have[r.Protocol+" "+k] = true
+			if q.Method == "POST" && slices.ContainsFunc(BodyPaths, func(b BodyPath) bool {
+				return b.Path == q.Target && kindOf(k) == b.Kind
+			}) {
+				have[r.Protocol+" "+k+" with a body"] = true
 			}
 		}
 		if r.Negotiated.Resumed && r.Requests > 0 {
@@ -99,6 +111,13 @@ func (w Want) Missing(recs []*ConnRecord) []string {
 		for _, k := range []string{kindNavigate, kindFetch, kindSubresource, kindImage} {
 			if !have[p+" "+k] {
 				missing = append(missing, p+" "+k)
+			}
+		}
+		if w.Body {
+			for _, b := range BodyPaths {
+				if k := b.Kind.String() + " with a body"; !have[p+" "+k] {
+					missing = append(missing, p+" "+k)
+				}
 			}
 		}
 	}

@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/internal/testpeer"
+	"github.com/guise-http/guise/profile"
 )
 
 // browserRunLimit bounds one headless browser run.
@@ -73,7 +76,7 @@ func checkLiveCapture(t *testing.T, s *Server, browser, profileName string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	recs, err := s.WaitCapture(ctx, Want{HTTP1: true, Resumed: true})
+	recs, err := s.WaitCapture(ctx, Want{HTTP1: true, Resumed: true, Body: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +114,56 @@ func checkLiveCapture(t *testing.T, s *Server, browser, profileName string) {
 	if p.Name != profileName || !p.HTTP1.Recorded || p.TLS.HelloResumed == nil || p.TLS.HelloHTTP1 == nil {
 		t.Errorf("profile %s: h1 recorded %v, resumed hello %d bytes, h1 hello %d bytes", p.Name, p.HTTP1.Recorded, len(p.TLS.HelloResumed), len(p.TLS.HelloHTTP1))
 	}
+	checkBodySets(t, p, profileName)
+}
+
+// checkBodySets compares the header sets with a body that a live capture
+// made with those of the embedded profile, which the generator made from
+// the flow recordings with the same function: the same fields in the same
+// order with the same values, but for Sec-Fetch-User, which the embedded
+// Firefox sets have from a recording with user activation and a headless
+// run does not send, and the values of User-Agent and Sec-CH-UA, which the
+// embedded Chrome profile has from desktop Chrome (headless chromium sends
+// HeadlessChrome and no "Google Chrome" brand).
+func checkBodySets(t *testing.T, p *profile.Profile, name string) {
+	t.Helper()
+	want, err := profile.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		for _, b := range BodyPaths {
+			got, exp := p.BodyHeaderSet(b.Kind, proto), want.BodyHeaderSet(b.Kind, proto)
+			if got == nil || exp == nil {
+				t.Errorf("%v %v with a body: captured %v, embedded %v", proto, b.Kind, got != nil, exp != nil)
+				continue
+			}
+			strip := func(h fields.Header) []string {
+				var out []string
+				for _, f := range h {
+					switch {
+					case fields.EqualFold(f.Name, "sec-fetch-user") && !got.Header.Has(f.Name):
+					case fields.EqualFold(f.Name, "user-agent") || fields.EqualFold(f.Name, "sec-ch-ua"):
+						out = append(out, f.Name) // desktop Chrome's in the embedded profile
+					default:
+						out = append(out, f.Name+": "+f.Value)
+					}
+				}
+				return out
+			}
+			if g, e := strip(got.Header), strip(exp.Header); !slices.Equal(g, e) {
+				t.Errorf("%v %v with a body:\ncaptured %q\nembedded %q", proto, b.Kind, g, e)
+			}
+		}
+	}
 }
 
 func TestLiveBrowsersChromium(t *testing.T) {
 	bin := testpeer.Need(t, "chromium", "chromium")
 	s := startServer(t, nil)
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
-	page := "https://fp.test:" + port + "/"
+	origin := "https://fp.test:" + port
+	page := origin + "/"
 	for _, extra := range [][]string{nil, {"--disable-http2"}} {
 		args := []string{
 			"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -127,7 +173,9 @@ func TestLiveBrowsersChromium(t *testing.T) {
 			"--host-resolver-rules=MAP fp.test 127.0.0.1, MAP sub.fp.test 127.0.0.1, MAP * ~NOTFOUND",
 			"--virtual-time-budget=5000", "--dump-dom",
 		}
-		runBrowser(t, bin, nil, append(append(args, extra...), page)...)
+		args = append(args, extra...)
+		runBrowser(t, bin, nil, append(args, page)...)
+		runBrowser(t, bin, nil, append(args, origin+FlowStart)...)
 	}
 	checkLiveCapture(t, s, "chromium-156", "chrome156-linux")
 }
@@ -164,7 +212,8 @@ func TestLiveBrowsersFirefox(t *testing.T) {
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
 	s := startServer(t, nil)
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
-	page := "https://fp.test:" + port + "/"
+	origin := "https://fp.test:" + port
+	page := origin + "/"
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(caFile, s.CAPEM(), 0o644); err != nil {
@@ -190,8 +239,10 @@ func TestLiveBrowsersFirefox(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(prefs), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		runBrowser(t, bin, []string{"HOME=" + dir},
-			"--headless", "--no-remote", "--profile", prof, "--screenshot", filepath.Join(dir, "shot.png"), page)
+		for _, u := range []string{page, origin + FlowStart} {
+			runBrowser(t, bin, []string{"HOME=" + dir},
+				"--headless", "--no-remote", "--profile", prof, "--screenshot", filepath.Join(dir, "shot.png"), u)
+		}
 	}
 	checkLiveCapture(t, s, "firefox-esr-153", "firefox153-linux")
 }

@@ -150,7 +150,7 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 				if q.Trailer {
 					continue
 				}
-				if addHeaderSet(p, q.HTTPRequest().Header, profile.H2) {
+				if addHeaderSet(p, q.HTTPRequest(), profile.H2) {
 					from = append(from, fmt.Sprintf("h2 %s #%d", requestKind(q.HTTPRequest().Header), r.ID))
 					if q.Priority != nil {
 						rule := profile.Root
@@ -166,7 +166,7 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 			}
 		case ProtoHTTP1:
 			for _, q := range r.HTTPRequests() {
-				if addHeaderSet(p, q.Header, profile.HTTP1) {
+				if addHeaderSet(p, q, profile.HTTP1) {
 					p.HTTP1.Recorded = true
 					from = append(from, fmt.Sprintf("http/1.1 %s #%d", requestKind(q.Header), r.ID))
 				}
@@ -174,6 +174,15 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 		}
 	}
 	src = append(src, "header sets: "+strings.Join(from, ", "))
+	bodies, err := addBodySets(p, ordered)
+	if err != nil {
+		return nil, err
+	}
+	if len(bodies) > 0 {
+		src = append(src, "header sets with a body: "+strings.Join(bodies, ", "))
+	} else {
+		src = append(src, "no request with a body recorded (visit "+FlowStart+")")
+	}
 	if !p.HTTP1.Recorded {
 		src = append(src, "no http/1.1 visit recorded")
 	}
@@ -193,11 +202,12 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 // perRequestFields are the fields whose value depends on the request.
 var perRequestFields = []string{"host", "referer", "sec-fetch-site"}
 
-// addHeaderSet adds the header set of a request of a kind the profile has
-// no set for yet over proto; it reports whether it did.
-func addHeaderSet(p *profile.Profile, h []fields.Field, proto profile.Proto) bool {
+// addHeaderSet adds the header set of a GET request of a kind the profile
+// has no set for yet over proto; it reports whether it did.
+func addHeaderSet(p *profile.Profile, q *HTTPRequest, proto profile.Proto) bool {
+	h := q.Header
 	kind := kindOf(requestKind(h))
-	if kind == 0 || p.HeaderSet(kind, proto) != nil || len(h) == 0 {
+	if q.Method != "GET" || kind == 0 || p.HeaderSet(kind, proto) != nil || len(h) == 0 {
 		return false
 	}
 	hs := profile.HeaderSet{Kind: kind, Proto: proto}
@@ -215,6 +225,51 @@ func addHeaderSet(p *profile.Profile, h []fields.Field, proto profile.Proto) boo
 	}
 	p.Headers = append(p.Headers, hs)
 	return true
+}
+
+// addBodySets adds to p the header sets with a body (BodyHeaderSet) of
+// the first POST to each of BodyPaths per protocol in recs, whose plain
+// sets p already has, and says where each came from.
+func addBodySets(p *profile.Profile, recs []*ConnRecord) ([]string, error) {
+	var from []string
+	for _, r := range recs {
+		var proto profile.Proto
+		var qs []*HTTPRequest
+		switch r.Protocol {
+		case ProtoH2:
+			h, _ := r.HTTP2()
+			if h == nil {
+				continue
+			}
+			proto = profile.H2
+			for i := range h.Requests {
+				if !h.Requests[i].Trailer {
+					qs = append(qs, h.Requests[i].HTTPRequest())
+				}
+			}
+		case ProtoHTTP1:
+			proto, qs = profile.HTTP1, r.HTTPRequests()
+		default:
+			continue
+		}
+		for _, q := range qs {
+			i := slices.IndexFunc(BodyPaths, func(b BodyPath) bool { return b.Path == q.Target })
+			if q.Method != "POST" || i < 0 || p.BodyHeaderSet(BodyPaths[i].Kind, proto) != nil {
+				continue
+			}
+			kind := BodyPaths[i].Kind
+			if kindOf(requestKind(q.Header)) != kind {
+				continue // not the request the flow page sends there
+			}
+			hs, err := BodyHeaderSet(kind, proto, q.Header, p.HeaderSet(kind, proto))
+			if err != nil {
+				return nil, err
+			}
+			p.Headers = append(p.Headers, hs)
+			from = append(from, fmt.Sprintf("%s %s #%d", r.Protocol, requestKind(q.Header), r.ID))
+		}
+	}
+	return from, nil
 }
 
 // kindOf maps capture's kind names to profile.RequestKind.
@@ -375,4 +430,72 @@ func parseProfileName(name string) (profile.Browser, int, profile.OS, error) {
 		return 0, 0, 0, bad
 	}
 	return b, v, os, nil
+}
+
+// bodyPerRequest names the fields of a Body header set whose value depends
+// on the request; all but sec-fetch-site become empty placeholders.
+var bodyPerRequest = []string{"host", "referer", "cookie", "content-length", "origin", "sec-fetch-site"}
+
+// BodyHeaderSet makes the header set a profile uses for requests of kind
+// with a body over proto (profile.HeaderSet.Body) from rec, the fields of
+// such a request as the browser sent it (over HTTP/2 without the
+// pseudo-headers): rec's order and values, with Host, Referer, Cookie,
+// Content-Length and Origin as empty per-request placeholders and
+// Sec-Fetch-Site per request with the recorded value as its default.
+//
+// plain is the profile's set for kind without a body (nil if none). A
+// navigation recorded without Sec-Fetch-User (a form a script submitted,
+// with no user activation) gets it where plain has it, after the field it
+// follows in plain, as a user's click sends it.
+//
+// rec must have Content-Length, Origin and Content-Type, as a browser's
+// fetch() POST and form submission do; BodyHeaderSet reports an error
+// otherwise.
+func BodyHeaderSet(kind profile.RequestKind, proto profile.Proto, rec []fields.Field, plain *profile.HeaderSet) (profile.HeaderSet, error) {
+	hs := profile.HeaderSet{Kind: kind, Proto: proto, Body: true}
+	has := func(h []fields.Field, name string) bool {
+		return slices.ContainsFunc(h, func(f fields.Field) bool { return fields.EqualFold(f.Name, name) })
+	}
+	for _, n := range []string{"content-length", "origin", "content-type"} {
+		if !has(rec, n) {
+			return hs, fmt.Errorf("fingerprint: the %v request with a body over %v has no %s", kind, proto, n)
+		}
+	}
+	addUser := kind == profile.Navigate && plain != nil && !has(rec, "sec-fetch-user")
+	for _, f := range rec {
+		if has(hs.Header, f.Name) {
+			continue // a repeated field (Cookie crumbs over HTTP/2): a set holds each name once
+		}
+		if slices.ContainsFunc(bodyPerRequest, func(n string) bool { return fields.EqualFold(n, f.Name) }) {
+			if !fields.EqualFold(f.Name, "sec-fetch-site") {
+				f.Value = ""
+			}
+			hs.PerRequest = append(hs.PerRequest, f.Name)
+		}
+		hs.Header = append(hs.Header, f)
+		if addUser {
+			for i, u := range plain.Header {
+				if fields.EqualFold(u.Name, "sec-fetch-user") && i > 0 && fields.EqualFold(plain.Header[i-1].Name, f.Name) {
+					hs.Header = append(hs.Header, u)
+				}
+			}
+		}
+	}
+	return hs, nil
+}
+
+// BodyPath is a flow page request with a body and the kind of request it
+// is.
+type BodyPath struct {
+	Kind profile.RequestKind
+	Path string
+}
+
+// BodyPaths are the flow page's requests (see FlowStart) that the Body
+// header sets are made from: a fetch() POST of a string (the browser's
+// default Content-Type, text/plain;charset=UTF-8) and a form submission (a
+// navigation POST, application/x-www-form-urlencoded).
+var BodyPaths = []BodyPath{
+	{profile.Fetch, "/flow/post-text"},
+	{profile.Navigate, "/flow/form"},
 }

@@ -189,7 +189,7 @@ var browserHeads = []struct {
 	path string
 	hdr  [][2]string
 }{
-	{"/", [][2]string{{"user-agent", "Mozilla/5.0 (X11; Linux x86_64; rv:999.0) Gecko/20100101 Firefox/999.0"}, {"accept", "text/html"}, {"sec-fetch-dest", "document"}, {"sec-fetch-mode", "navigate"}, {"sec-fetch-site", "none"}}},
+	{"/", [][2]string{{"user-agent", "Mozilla/5.0 (X11; Linux x86_64; rv:999.0) Gecko/20100101 Firefox/999.0"}, {"accept", "text/html"}, {"sec-fetch-dest", "document"}, {"sec-fetch-mode", "navigate"}, {"sec-fetch-user", "?1"}, {"sec-fetch-site", "none"}}},
 	{"/app.js", [][2]string{{"user-agent", "x"}, {"accept", "*/*"}, {"referer", "https://fp.test/"}, {"sec-fetch-dest", "script"}, {"sec-fetch-mode", "no-cors"}, {"sec-fetch-site", "same-origin"}}},
 	{"/pixel.png", [][2]string{{"user-agent", "x"}, {"accept", "image/*"}, {"sec-fetch-dest", "image"}, {"sec-fetch-mode", "no-cors"}, {"sec-fetch-site", "same-origin"}}},
 	{"/api/fetch", [][2]string{{"user-agent", "x"}, {"accept", "*/*"}, {"sec-fetch-dest", "empty"}, {"sec-fetch-mode", "cors"}, {"sec-fetch-site", "same-origin"}}},
@@ -202,9 +202,24 @@ func TestCaptureGoClientToProfile(t *testing.T) {
 		hdr := append([][2]string{{":method", "GET"}, {":path", bh.path}, {":authority", "fp.test"}, {":scheme", "https"}}, bh.hdr...)
 		h2Raw(t, s, settings, 12517377, hdr)
 	}
+	// The flow page's fetch() POST and form submission, which the body
+	// sets come from; the form has no Sec-Fetch-User (a script submitted
+	// it) and gets the navigation's, after Sec-Fetch-Mode as there.
+	// Cookie comes as two fields (crumbs, as Chrome sends it over h2); the
+	// set keeps one.
+	for _, bh := range []struct {
+		path string
+		hdr  [][2]string
+	}{
+		{"/flow/post-text", [][2]string{{"content-length", "5"}, {"user-agent", "x"}, {"content-type", "text/plain;charset=UTF-8"}, {"accept", "*/*"}, {"origin", "https://fp.test"}, {"sec-fetch-site", "same-origin"}, {"sec-fetch-mode", "cors"}, {"sec-fetch-dest", "empty"}, {"referer", "https://fp.test/flow/"}, {"cookie", "a=1"}, {"cookie", "b=2"}}},
+		{"/flow/form", [][2]string{{"content-length", "5"}, {"cache-control", "max-age=0"}, {"origin", "https://fp.test"}, {"content-type", "application/x-www-form-urlencoded"}, {"user-agent", "x"}, {"sec-fetch-site", "same-origin"}, {"sec-fetch-mode", "navigate"}, {"sec-fetch-dest", "document"}, {"referer", "https://fp.test/flow/"}}},
+	} {
+		hdr := append([][2]string{{":method", "POST"}, {":path", bh.path}, {":authority", "fp.test"}, {":scheme", "https"}}, bh.hdr...)
+		h2RawBody(t, s, settings, 12517377, hdr, []byte("hello"))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	recs, err := s.WaitCapture(ctx, Want{})
+	recs, err := s.WaitCapture(ctx, Want{Body: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +228,38 @@ func TestCaptureGoClientToProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkProfileRoundTrip(t, p)
+	// The plain sets come from the GETs only.
+	if f := p.HeaderSet(profile.Fetch, profile.H2); f == nil || f.Header.Has("content-type") {
+		t.Errorf("plain fetch set %+v", f)
+	}
+	post := p.BodyHeaderSet(profile.Fetch, profile.H2)
+	if post == nil {
+		t.Fatal("no fetch set with a body")
+	}
+	if want := []string{"content-length", "user-agent", "content-type", "accept", "origin", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "referer", "cookie"}; !slices.Equal(names(post.Header), want) {
+		t.Errorf("fetch body set %q, want %q", names(post.Header), want)
+	}
+	if want := []string{"content-length", "origin", "sec-fetch-site", "referer", "cookie"}; !slices.Equal(post.PerRequest, want) {
+		t.Errorf("fetch body set per request %q, want %q", post.PerRequest, want)
+	}
+	for _, f := range post.Header {
+		if v := f.Value; (slices.Contains(post.PerRequest, f.Name) && f.Name != "sec-fetch-site") != (v == "") {
+			t.Errorf("fetch body set: %s = %q", f.Name, v)
+		}
+	}
+	if v := post.Header.Get("content-type"); v != "text/plain;charset=UTF-8" {
+		t.Errorf("fetch body set content-type %q", v)
+	}
+	form := p.BodyHeaderSet(profile.Navigate, profile.H2)
+	if form == nil {
+		t.Fatal("no navigation set with a body")
+	}
+	if want := []string{"content-length", "cache-control", "origin", "content-type", "user-agent", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-user", "sec-fetch-dest", "referer"}; !slices.Equal(names(form.Header), want) {
+		t.Errorf("form set %q, want %q", names(form.Header), want)
+	}
+	if p.BodyHeaderSet(profile.Fetch, profile.HTTP1) != nil {
+		t.Error("an http/1.1 body set without an http/1.1 visit")
+	}
 	if p.Name != "firefox999-linux" || p.HTTP2.ConnWindowUpdate != 12517377 || p.HTTP2.FirstStreamID != 1 {
 		t.Fatalf("profile %+v", p)
 	}
@@ -225,5 +272,34 @@ func TestCaptureGoClientToProfile(t *testing.T) {
 	}
 	if kp, ok := p.Priority(profile.Navigate); !ok || !kp.Exclusive || kp.Weight != 256 || kp.DependsOn != profile.LatestOpen {
 		t.Errorf("navigate priority %+v", kp)
+	}
+}
+
+func TestBodyHeaderSetNeedsBodyFields(t *testing.T) {
+	full := []fields.Field{{Name: "content-length", Value: "1"}, {Name: "origin", Value: "https://a"}, {Name: "content-type", Value: "text/plain"}}
+	if _, err := BodyHeaderSet(profile.Fetch, profile.H2, full, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range full {
+		rec := slices.Delete(slices.Clone(full), i, i+1)
+		if _, err := BodyHeaderSet(profile.Fetch, profile.H2, rec, nil); err == nil {
+			t.Errorf("no error without %s", full[i].Name)
+		}
+	}
+}
+
+func TestWaitCaptureBodyMissing(t *testing.T) {
+	s := startServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := s.WaitCapture(ctx, Want{Body: true, HTTP1: true})
+	var ce *CaptureError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err %v", err)
+	}
+	want := []string{"h2 navigate", "h2 fetch", "h2 subresource", "h2 image", "h2 fetch with a body", "h2 navigate with a body",
+		"http/1.1 navigate", "http/1.1 fetch", "http/1.1 subresource", "http/1.1 image", "http/1.1 fetch with a body", "http/1.1 navigate with a body"}
+	if !slices.Equal(ce.Missing, want) {
+		t.Fatalf("missing %q, want %q", ce.Missing, want)
 	}
 }

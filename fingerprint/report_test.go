@@ -36,6 +36,13 @@ func h2Frame(b []byte, typ, flags byte, stream uint32, payload []byte) []byte {
 // priority exclusive, depends on 0, weight 256.
 func h2Raw(t *testing.T, s *Server, settings []h2Setting, wu uint32, hdr [][2]string) []byte {
 	t.Helper()
+	return h2RawBody(t, s, settings, wu, hdr, nil)
+}
+
+// h2RawBody is h2Raw for a request with a body: HEADERS without
+// END_STREAM, then body in one DATA frame that ends the stream.
+func h2RawBody(t *testing.T, s *Server, settings []h2Setting, wu uint32, hdr [][2]string, reqBody []byte) []byte {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", s.ListenAddr(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +71,12 @@ func h2Raw(t *testing.T, s *Server, settings []h2Setting, wu uint32, hdr [][2]st
 		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 	}
 	payload := append([]byte{0x80, 0, 0, 0, 255}, block.Bytes()...)
-	out = h2Frame(out, 1, 0x1|0x4|0x20, 1, payload) // END_STREAM|END_HEADERS|PRIORITY
+	if reqBody == nil {
+		out = h2Frame(out, 1, 0x1|0x4|0x20, 1, payload) // END_STREAM|END_HEADERS|PRIORITY
+	} else {
+		out = h2Frame(out, 1, 0x4|0x20, 1, payload) // END_HEADERS|PRIORITY
+		out = h2Frame(out, 0, 0x1, 1, reqBody)      // END_STREAM
+	}
 	if _, err := tc.Write(out); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/profile"
 )
@@ -198,59 +199,27 @@ func insertRecorded(p *profile.Profile, kind profile.RequestKind, proto profile.
 	hs.PerRequest = per
 }
 
-// bodyPaths are the flow requests the Body header sets are taken from: a
-// fetch() POST of a string (the browser's default Content-Type,
-// text/plain;charset=UTF-8) and a form submission (a navigation POST,
-// application/x-www-form-urlencoded).
-var bodyPaths = []struct {
-	kind profile.RequestKind
-	path string
-}{
-	{profile.Fetch, "/flow/post-text"},
-	{profile.Navigate, "/flow/form"},
-}
-
-// bodyPerRequest names the fields of a Body set whose value depends on the
-// request; all but sec-fetch-site become empty placeholders.
-var bodyPerRequest = []string{"host", "referer", "cookie", "content-length", "origin", "sec-fetch-site"}
+// bodyPaths are the flow requests the Body header sets are taken from
+// (fingerprint.BodyPaths).
+var bodyPaths = fingerprint.BodyPaths
 
 // addBodySets adds to p, per protocol, the header sets for a fetch() and
 // a navigation with a body, as the browser sent them in the flow
-// recording: its order and values, Content-Length, Origin, Referer,
-// Cookie (and Host) as placeholders, Content-Type and, for Chrome's form,
-// Cache-Control with the browser's values as defaults. The recorded form
-// was submitted by script, without user activation; where the browser's
-// plain navigation set sends Sec-Fetch-User (Chrome: a typed navigation;
-// Firefox: once addUserActivation has run), the form set gets it too,
-// after the field it follows there (Chrome: Sec-Fetch-Mode, Firefox:
-// Sec-Fetch-Site), as a user's click sends it.
+// recording (fingerprint.BodyHeaderSet, which guise capture uses too): its
+// order and values, Content-Length, Origin, Referer, Cookie (and Host) as
+// placeholders, Content-Type and, for Chrome's form, Cache-Control with the
+// browser's values as defaults. The recorded form was submitted by script,
+// without user activation; where the browser's plain navigation set sends
+// Sec-Fetch-User (Chrome: a typed navigation; Firefox: once
+// addUserActivation has run), the form set gets it too, after the field it
+// follows there (Chrome: Sec-Fetch-Mode, Firefox: Sec-Fetch-Site), as a
+// user's click sends it.
 func addBodySets(p *profile.Profile, f *flows) {
 	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
 		for _, c := range bodyPaths {
-			rec := f.request(proto, "POST", c.path)
-			hs := profile.HeaderSet{Kind: c.kind, Proto: proto, Body: true}
-			for _, fl := range rec {
-				n := strings.ToLower(fl.Name)
-				if containsName(bodyPerRequest, n) {
-					if n != "sec-fetch-site" {
-						fl.Value = ""
-					}
-					hs.PerRequest = append(hs.PerRequest, fl.Name)
-				}
-				hs.Header = append(hs.Header, fl)
-				if c.kind == profile.Navigate && !containsFold(rec, "sec-fetch-user") {
-					plain := p.HeaderSet(c.kind, proto).Header
-					for i, u := range plain {
-						if fields.EqualFold(u.Name, "sec-fetch-user") && i > 0 && fields.EqualFold(plain[i-1].Name, n) {
-							hs.Header = append(hs.Header, u)
-						}
-					}
-				}
-			}
-			for _, n := range []string{"content-length", "origin", "content-type"} {
-				if !containsFold(rec, n) {
-					log.Fatalf("%v: recorded %v %s over %v has no %s", p.Browser, c.kind, c.path, proto, n)
-				}
+			hs, err := fingerprint.BodyHeaderSet(c.Kind, proto, f.request(proto, "POST", c.Path), p.HeaderSet(c.Kind, proto))
+			if err != nil {
+				log.Fatalf("%v: %v", p.Browser, err)
 			}
 			p.Headers = append(p.Headers, hs)
 		}

@@ -19,15 +19,17 @@ func newCaptureCmd() *cobra.Command {
 	var (
 		out, addr, caOut, name, recordsDir string
 		timeout                            time.Duration
-		http1                              bool
+		http1, body                        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "capture --out FILE",
 		Short: "Record a real browser's visit to the echo server as a profile file",
 		Long: `Run the echo server, wait for a real browser to visit https://fp.test:PORT/
 (the page makes it send a navigation, a script, images, fetch() calls and a
-second connection that resumes the TLS session), then write one profile file
-in guise's profile format.
+second connection that resumes the TLS session), then to visit
+https://fp.test:PORT/flow/start (a page whose script sends a fetch() POST and
+submits a form, for the header sets of requests with a body), then write one
+profile file in guise's profile format.
 
 With --http1, also wait for a visit with HTTP/2 disabled in the browser, so
 that the profile's HTTP/1.1 header sets are recorded rather than absent.
@@ -49,7 +51,11 @@ makes a valid one, and what is missing is reported.`,
 			if err := announce(w, s, caOut); err != nil {
 				return err
 			}
-			want := fingerprint.Want{HTTP1: http1, Resumed: true}
+			_, port, _ := cutPort(s.ListenAddr())
+			if body {
+				fmt.Fprintf(w, "  then visit https://fp.test:%s%s (a fetch() POST and a form submission)\n", port, fingerprint.FlowStart)
+			}
+			want := fingerprint.Want{HTTP1: http1, Resumed: true, Body: body}
 			fmt.Fprintf(w, "waiting up to %v for: %v\n", timeout, want.Missing(nil))
 			wctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -93,6 +99,7 @@ makes a valid one, and what is missing is reported.`,
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the visits")
 	f.StringVar(&name, "name", "", "profile name, <browser><version>-<os> (default: from the user-agent)")
 	f.BoolVar(&http1, "http1", false, "also wait for an HTTP/1.1 visit (browser with HTTP/2 disabled)")
+	f.BoolVar(&body, "body", true, "also wait for the visit of /flow/start (requests with a body); --body=false makes a profile whose requests with a body use the plain header sets")
 	f.StringVar(&recordsDir, "records", "", "also write every connection record (JSON) into this directory")
 	return cmd
 }

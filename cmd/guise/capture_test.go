@@ -89,7 +89,22 @@ func echoClient(t *testing.T, addr, caFile string, cache tls.ClientSessionCache)
 
 func fetchAs(t *testing.T, c *http.Client, path string, hdr map[string]string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", "https://fp.test"+path, nil)
+	doAs(t, c, "GET", path, "", hdr)
+}
+
+// postAs sends a POST with a short body, with hdr.
+func postAs(t *testing.T, c *http.Client, path string, hdr map[string]string) {
+	t.Helper()
+	doAs(t, c, "POST", path, "a=1", hdr)
+}
+
+func doAs(t *testing.T, c *http.Client, method, path, body string, hdr map[string]string) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, "https://fp.test"+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +141,14 @@ func TestCaptureCommand(t *testing.T) {
 	} {
 		fetchAs(t, c, k.path, map[string]string{"User-Agent": ua, "Sec-Fetch-Mode": k.mode, "Sec-Fetch-Dest": k.dest, "Sec-Fetch-Site": "same-origin"})
 	}
+	// The flow page's fetch() POST and form submission.
+	for _, k := range []struct{ path, mode, dest, ctype string }{
+		{"/flow/post-text", "cors", "empty", "text/plain;charset=UTF-8"},
+		{"/flow/form", "navigate", "document", "application/x-www-form-urlencoded"},
+	} {
+		postAs(t, c, k.path, map[string]string{"User-Agent": ua, "Content-Type": k.ctype, "Origin": "https://fp.test",
+			"Sec-Fetch-Mode": k.mode, "Sec-Fetch-Dest": k.dest, "Sec-Fetch-Site": "same-origin"})
+	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 	// A second connection resumes the session.
 	fetchAs(t, echoClient(t, addr, ca, cache), "/api/resume", map[string]string{"User-Agent": ua})
@@ -144,7 +167,8 @@ func TestCaptureCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("profile.Parse of capture output: %v", err)
 	}
-	if p.Name != "firefox999-linux" || p.TLS.HelloResumed == nil || p.HeaderSet(profile.Image, profile.H2) == nil {
+	if p.Name != "firefox999-linux" || p.TLS.HelloResumed == nil || p.HeaderSet(profile.Image, profile.H2) == nil ||
+		p.BodyHeaderSet(profile.Fetch, profile.H2) == nil || p.BodyHeaderSet(profile.Navigate, profile.H2) == nil {
 		t.Fatalf("profile %+v", p)
 	}
 	again, err := p.Marshal()
