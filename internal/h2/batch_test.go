@@ -30,11 +30,12 @@ func (d *deliveries) got() int {
 	return d.n
 }
 
-// bigWindows is a Config whose windows let a server send 1 MiB unasked.
+// bigWindows is a Config whose windows let a server send 8 MiB unasked,
+// more than the downloads of these tests (at most 4 batches).
 func bigWindows() *Config {
 	return &Config{
-		Settings:         []Setting{{ID: SettingEnablePush, Val: 0}, {ID: SettingInitialWindowSize, Val: 1 << 20}},
-		ConnWindowUpdate: 1 << 20,
+		Settings:         []Setting{{ID: SettingEnablePush, Val: 0}, {ID: SettingInitialWindowSize, Val: 8 << 20}},
+		ConnWindowUpdate: 8 << 20,
 	}
 }
 

@@ -222,12 +222,15 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 }
 
-// batchBlocks is how many blocks a lone download's WriteTo lets queue
-// before it is woken. Waking the reader is most of what the read loop
-// spends on a block besides reading and decrypting it (a futex call to
-// start a thread for it, when the other core is idle); the reader's own
-// work per block is small.
-const batchBlocks = 16
+// batchBlocks is how many blocks (1 MiB) a lone download's WriteTo lets
+// queue before it is woken. Waking the reader is most of what the read
+// loop spends on a block besides reading and decrypting it (a futex call
+// to start a thread for it, when the other core is idle); the reader's own
+// work per block is small. 64 rather than 16: in five alternated runs of
+// h2compare's 8 MiB download (docs/BENCHMARKS-h2.md) guise's median CPU per
+// download went from 11.2 to 10.1 ms. The windows bound what queues: a
+// batch is awaited only when they let it all arrive (holdLocked).
+const batchBlocks = 64
 
 // batchLocked decides, before s's owner waits in WriteTo, whether it may
 // be woken only once batchBlocks blocks are queued: when s is the
