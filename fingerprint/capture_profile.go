@@ -227,9 +227,10 @@ func addHeaderSet(p *profile.Profile, q *HTTPRequest, proto profile.Proto) bool 
 	return true
 }
 
-// addBodySets adds to p the header sets with a body (BodyHeaderSet) of
-// the first POST to each of BodyPaths per protocol in recs, whose plain
-// sets p already has, and says where each came from.
+// addBodySets adds to p the header sets with a body (BodyHeaderSet) made
+// from the first POST to each of BodyPaths per protocol in recs, after the
+// plain sets (a form's set takes Sec-Fetch-User from the plain navigation
+// set), and says where each came from.
 func addBodySets(p *profile.Profile, recs []*ConnRecord) ([]string, error) {
 	var from []string
 	for _, r := range recs {

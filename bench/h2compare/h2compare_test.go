@@ -16,17 +16,11 @@ import (
 	"github.com/guise-http/guise/bench/internal/peer"
 )
 
-// needNghttpd returns nghttpd's path, or skips the test (see needServer).
-// (The library's internal/testpeer does this but is internal to the other
-// module.)
-func needNghttpd(t *testing.T) string {
-	t.Helper()
-	return needServer(t, serverNghttpd, "nghttp2-server")
-}
 
 // needServer returns the path of the server's program (nghttpd or nginx),
 // or skips the test when it is not installed, unless GUISE_REQUIRE_PEERS=1
-// (CI), when it fails.
+// (CI), when it fails. (The library's internal/testpeer does this, but as a
+// helper of the other module's tests.)
 func needServer(t *testing.T, kind, pkg string) string {
 	t.Helper()
 	p, err := findServer(kind)
@@ -41,7 +35,7 @@ func needServer(t *testing.T, kind, pkg string) string {
 }
 
 func TestSelfTest(t *testing.T) {
-	bin := needNghttpd(t)
+	bin := needServer(t, serverNghttpd, "nghttp2-server")
 	report := selfTest(t, "-nghttpd", bin)
 	if !strings.Contains(report, "go run ./h2compare -nghttpd") {
 		t.Errorf("report lacks the command line")

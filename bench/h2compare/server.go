@@ -54,9 +54,6 @@ func findServer(kind string) (string, error) {
 	return "", notFound
 }
 
-// findNghttpd returns the path of nghttpd.
-func findNghttpd() (string, error) { return findServer(serverNghttpd) }
-
 // server is a server process (nghttpd or nginx) serving a temporary
 // directory over TLS on 127.0.0.1.
 type server struct {
