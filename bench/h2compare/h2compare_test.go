@@ -16,7 +16,6 @@ import (
 	"github.com/guise-http/guise/bench/internal/peer"
 )
 
-
 // needServer returns the path of the server's program (nghttpd or nginx),
 // or skips the test when it is not installed, unless GUISE_REQUIRE_PEERS=1
 // (CI), when it fails. (The library's internal/testpeer does this, but as a
