@@ -111,12 +111,27 @@ type fakeClient struct {
 	n     int64 // body length to report
 	fail  int64 // the call that fails; 0: none
 	block chan struct{}
+	// uncancelled counts calls after the failing one that were not ended
+	// by the round's context within 5 s.
+	uncancelled atomic.Int64
 }
 
 var errFake = errors.New("fake failure")
 
 func (f *fakeClient) Get(ctx context.Context, url string, mode Mode) (int64, error) {
 	k := f.calls.Add(1)
+	if f.fail > 0 && k > f.fail {
+		// After the failure, a call waits for the round to cancel it, as
+		// a request in flight would: each worker then makes at most one
+		// call after the failure, however the goroutines are scheduled.
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(5 * time.Second):
+			f.uncancelled.Add(1)
+			return 0, errors.New("not cancelled")
+		}
+	}
 	if f.block != nil {
 		select {
 		case <-f.block:
@@ -169,8 +184,11 @@ func TestRoundErrors(t *testing.T) {
 	if _, err := Round(ctx, f, &sc, "http://h", 0, 1000, nil); !errors.Is(err, errFake) {
 		t.Errorf("err = %v, want errFake", err)
 	}
-	if got := f.calls.Load(); got > 5+int64(sc.Conc) {
-		t.Errorf("%d calls after the failure at 5", got)
+	if got := f.calls.Load(); got > 5+int64(sc.Conc)-1 {
+		t.Errorf("%d calls, with the failure at 5 and %d workers", got, sc.Conc)
+	}
+	if n := f.uncancelled.Load(); n > 0 {
+		t.Errorf("%d calls in flight after the failure were not cancelled", n)
 	}
 	// A short body is an error.
 	f = &fakeClient{n: 9}
