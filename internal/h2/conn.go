@@ -36,7 +36,7 @@ type ClientConn struct {
 	// Reader side: owned by the read loop.
 	fr          *http2.Framer
 	rd          connReader
-	hdec        *hpack.Decoder
+	hdec        *hdecoder
 	emit        func(hpack.HeaderField) // cc.emitField, bound once
 	hfields     []hpack.HeaderField     // decoded fields of the current block
 	hpay        []byte                  // payload of a HEADERS frame read without the Framer
@@ -46,6 +46,13 @@ type ClientConn struct {
 	maxList     uint32                  // response header list cap
 	maxFrame    uint32                  // our SETTINGS_MAX_FRAME_SIZE
 	sawSettings bool                    // the peer's first SETTINGS arrived
+	// A header block continued in CONTINUATION frames: the stream it is
+	// for (0: none), whether its HEADERS ended the stream, the block so
+	// far, and the empty CONTINUATION frames it had.
+	contID    uint32
+	contEnd   bool
+	contBuf   []byte
+	contEmpty int
 
 	// Writer side: wlock is a channel lock so that waiting can be cancelled;
 	// wwait counts writers waiting for it, so that the holder flushes only
@@ -165,8 +172,7 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 		}
 	}
 	cc.emit = cc.emitField
-	cc.hdec = hpack.NewDecoder(tableSize, cc.emit)
-	cc.hdec.SetMaxStringLength(int(maxList))
+	cc.hdec = newHDecoder(tableSize, int(maxList))
 	if _, ok := nc.(interface{ Handshake() error }); ok {
 		// A TLS connection keeps each record's plaintext: frames are read
 		// from it directly, so that a DATA block is copied once into its
@@ -177,7 +183,7 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 		br.Reset(nc)
 		cc.rd.r = br
 	}
-	cc.fr = newFramer(&cc.wb, &cc.rd, cc.maxFrame, maxList, cc.hdec)
+	cc.fr = newFramer(&cc.wb, &cc.rd, cc.maxFrame)
 
 	cc.wb.b = append(make([]byte, 0, 256), preface...)
 	err := cc.fr.WriteSettings(cfg.Settings...)
@@ -455,14 +461,14 @@ func (cc *ClientConn) pingLost() {
 }
 
 // newFramer returns the connection's Framer: it reads frames of at most
-// maxFrame bytes from r, decodes header blocks with hdec (header lists capped
-// at maxList), rejects what RFC 9113 forbids (AllowIllegalReads stays false),
-// reuses DATA frames, and writes to w.
-func newFramer(w io.Writer, r io.Reader, maxFrame, maxList uint32, hdec *hpack.Decoder) *http2.Framer {
+// maxFrame bytes from r, rejects what RFC 9113 forbids (AllowIllegalReads
+// stays false: among others, anything but CONTINUATION frames of its
+// stream after a HEADERS frame that does not end its block), reuses DATA
+// frames, and writes to w. It leaves header blocks to the connection
+// (ReadMetaHeaders stays nil), which decodes them with its hdecoder.
+func newFramer(w io.Writer, r io.Reader, maxFrame uint32) *http2.Framer {
 	fr := http2.NewFramer(w, r)
 	fr.SetReuseFrames()
 	fr.SetMaxReadFrameSize(maxFrame)
-	fr.ReadMetaHeaders = hdec
-	fr.MaxHeaderListSize = maxList
 	return fr
 }

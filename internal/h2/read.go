@@ -124,18 +124,21 @@ func (cc *ClientConn) readFrame() error {
 		if fh.Flags.Has(http2.FlagHeadersEndHeaders) {
 			return cc.readHeaders(fh)
 		}
+		// The block goes on in CONTINUATION frames: the frames it takes,
+		// headers included, are read within a budget until it ends.
 		cc.rd.capped = true
 		cc.rd.budget = 2*int64(cc.maxList) + frameHeaderLen*maxEmptyFrames
 	}
 	f, err := cc.fr.ReadFrameForHeader(fh)
-	cc.rd.capped = false
 	if err != nil {
 		return cc.readErr(fh, err)
 	}
 	if cc.idleTimer != nil {
 		cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
 	}
-	return cc.dispatch(f)
+	err = cc.dispatch(f)
+	cc.rd.capped = cc.contID != 0
+	return err
 }
 
 // readHeaders reads and handles a HEADERS frame that holds its whole header
@@ -285,8 +288,8 @@ func (cc *ClientConn) dispatch(f http2.Frame) error {
 		return err
 	case *http2.HeadersFrame:
 		return cc.onHeaders(f)
-	case *http2.MetaHeadersFrame:
-		return cc.onMetaHeaders(f)
+	case *http2.ContinuationFrame:
+		return cc.onContinuation(f)
 	case *http2.RSTStreamFrame:
 		return cc.onRST(f)
 	case *http2.SettingsFrame:
@@ -301,9 +304,6 @@ func (cc *ClientConn) dispatch(f http2.Frame) error {
 		err := cc.onWindowUpdate(f)
 		cc.afterUnlock()
 		return err
-	case *http2.ContinuationFrame:
-		// The Framer keeps CONTINUATION frames inside their header block.
-		return ConnectionError{ErrCodeProtocol, "CONTINUATION without HEADERS"}
 	}
 	// PRIORITY (checked by the Framer) and unknown frame types are ignored
 	// (RFC 9113 5.5).
@@ -578,7 +578,6 @@ func (cc *ClientConn) emitField(f hpack.HeaderField) {
 	if size > cc.hremain {
 		cc.hbad = ErrHeaderListTooLarge
 		cc.hremain = 0
-		cc.hdec.SetEmitEnabled(false)
 		return
 	}
 	cc.hremain -= size
@@ -597,13 +596,51 @@ func (cc *ClientConn) beginBlock() {
 	cc.hfields = cc.hfields[:0]
 	cc.hbad = nil
 	cc.hremain = cc.maxList
-	cc.hdec.SetEmitEnabled(true)
 }
 
-// onHeaders handles a HEADERS frame that holds its whole header block. The
-// block's wire bytes are capped at twice the header list size we accept.
+// onHeaders handles a HEADERS frame read by the Framer: one whose block
+// goes on in CONTINUATION frames (readHeaders reads the others), or, the
+// same way, one that holds its whole block.
 func (cc *ClientConn) onHeaders(f *http2.HeadersFrame) error {
-	return cc.onHeaderBlock(f.StreamID, f.StreamEnded(), f.HeaderBlockFragment())
+	if f.HeadersEnded() {
+		return cc.onHeaderBlock(f.StreamID, f.StreamEnded(), f.HeaderBlockFragment())
+	}
+	cc.contID, cc.contEnd, cc.contEmpty = f.StreamID, f.StreamEnded(), 0
+	return cc.continueBlock(f.HeaderBlockFragment())
+}
+
+// onContinuation adds a CONTINUATION frame to the block it continues (the
+// Framer checked that one is open, on its stream) and handles the block
+// when the frame ends it. A block's wire bytes are capped at twice the
+// header list size we accept, and its empty frames at maxEmptyFrames (the
+// read budget bounds both as well: GO-2024-2687).
+func (cc *ClientConn) onContinuation(f *http2.ContinuationFrame) error {
+	frag := f.HeaderBlockFragment()
+	if len(frag) == 0 {
+		if cc.contEmpty++; cc.contEmpty > maxEmptyFrames {
+			return ConnectionError{ErrCodeProtocol, "too many empty CONTINUATION frames"}
+		}
+	}
+	if err := cc.continueBlock(frag); err != nil || !f.HeadersEnded() {
+		return err
+	}
+	id, end, blk := cc.contID, cc.contEnd, cc.contBuf
+	cc.contID = 0
+	if cap(cc.contBuf) > 64<<10 {
+		cc.contBuf = nil // not kept for the connection's life
+	} else {
+		cc.contBuf = cc.contBuf[:0]
+	}
+	return cc.onHeaderBlock(id, end, blk)
+}
+
+// continueBlock appends frag to the open block, within its cap.
+func (cc *ClientConn) continueBlock(frag []byte) error {
+	if int64(len(cc.contBuf))+int64(len(frag)) > 2*int64(cc.maxList) {
+		return ConnectionError{ErrCodeProtocol, "header block too large"}
+	}
+	cc.contBuf = append(cc.contBuf, frag...)
+	return nil
 }
 
 // onHeaderBlock decodes frag, the whole header block of a HEADERS frame on
@@ -613,27 +650,10 @@ func (cc *ClientConn) onHeaderBlock(id uint32, end bool, frag []byte) error {
 		return ConnectionError{ErrCodeProtocol, "header block too large"}
 	}
 	cc.beginBlock()
-	cc.hdec.SetEmitFunc(cc.emit) // ReadMetaHeaders replaces it
-	if _, err := cc.hdec.Write(frag); err != nil {
-		return ConnectionError{ErrCodeCompression, err.Error()}
-	}
-	if err := cc.hdec.Close(); err != nil {
+	if err := cc.hdec.decode(frag, cc.emit); err != nil {
 		return ConnectionError{ErrCodeCompression, err.Error()}
 	}
 	return cc.onBlock(id, end)
-}
-
-// onMetaHeaders handles a header block the Framer assembled from HEADERS and
-// CONTINUATION frames. It applies the checks of emitField to its fields.
-func (cc *ClientConn) onMetaHeaders(f *http2.MetaHeadersFrame) error {
-	cc.beginBlock()
-	for _, hf := range f.Fields {
-		cc.emitField(hf)
-	}
-	if f.Truncated && cc.hbad == nil {
-		cc.hbad = ErrHeaderListTooLarge
-	}
-	return cc.onBlock(f.StreamID, f.StreamEnded())
 }
 
 // onBlock hands the decoded header block of stream id to its stream.

@@ -1,0 +1,269 @@
+package h2
+
+import (
+	"errors"
+	"unsafe"
+
+	"golang.org/x/net/http2/hpack"
+)
+
+// hdecoder decodes the header blocks of one connection (RFC 7541). It
+// behaves as x/net's hpack.Decoder given the same table size and string
+// limit (FuzzHPACKDecoder compares the two), with one difference: the
+// strings of literal fields that are not added to the dynamic table are
+// decoded into one buffer per block instead of one allocation per string.
+// A server that sends its response fields as literals without indexing
+// (nginx does, for every response) would otherwise cost an allocation per
+// field per response.
+type hdecoder struct {
+	dyn     []hpack.HeaderField // the dynamic table, oldest first
+	size    uint32              // its size as RFC 7541 4.1 counts it
+	max     uint32              // its maximum size, after size updates
+	allowed uint32              // the most a size update may ask for
+	maxStr  int                 // longest string accepted, 0 for no limit
+
+	// arena holds the current block's literal strings (see decode). It
+	// never grows past its capacity: the strings handed out point into it.
+	arena []byte
+}
+
+// newHDecoder returns a decoder whose table holds up to tableSize bytes,
+// the SETTINGS_HEADER_TABLE_SIZE we announce, and whose strings are at
+// most maxStr bytes (0: no limit).
+func newHDecoder(tableSize uint32, maxStr int) *hdecoder {
+	return &hdecoder{max: tableSize, allowed: tableSize, maxStr: maxStr}
+}
+
+// Decoding errors, as x/net's decoder reports them where it has a value
+// for them.
+var (
+	errHPACKTruncated     = hpack.DecodingError{Err: errors.New("truncated headers")}
+	errHPACKVarint        = hpack.DecodingError{Err: errors.New("varint integer overflow")}
+	errHPACKSizeLate      = hpack.DecodingError{Err: errors.New("dynamic table size update MUST occur at the beginning of a header block")}
+	errHPACKSizeTooLarge  = hpack.DecodingError{Err: errors.New("dynamic table size update too large")}
+	errHPACKArenaOverflow = errors.New("h2: hpack literal buffer overflow") // cannot happen: see decode
+)
+
+// decode decodes block, a whole header block, calling emit for each field
+// in order. Fields are emitted as they are decoded, so after an error some
+// may have been. The strings of literals without indexing point into one
+// buffer allocated for the block (when it has such literals), which their
+// fields keep alive; the block itself is not retained.
+func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
+	d.arena = nil // the last block's strings keep its buffer
+	first := true
+	for len(block) > 0 {
+		b := block[0]
+		var err error
+		switch {
+		case b&0x80 != 0: // indexed field
+			var i uint64
+			if i, block, err = varint(7, block); err != nil {
+				return err
+			}
+			hf, ok := d.at(i)
+			if !ok {
+				return hpack.DecodingError{Err: hpack.InvalidIndexError(i)}
+			}
+			if err := d.check(hf); err != nil {
+				return err
+			}
+			emit(hpack.HeaderField{Name: hf.Name, Value: hf.Value})
+		case b&0xe0 == 0x20: // dynamic table size update
+			if !first && d.size > 0 {
+				return errHPACKSizeLate
+			}
+			var n uint64
+			if n, block, err = varint(5, block); err != nil {
+				return err
+			}
+			if n > uint64(d.allowed) {
+				return errHPACKSizeTooLarge
+			}
+			d.max = uint32(n)
+			d.evict()
+		default: // a literal: with incremental indexing, without, never indexed
+			prefix, indexed := byte(4), b&0xc0 == 0x40
+			if indexed {
+				prefix = 6
+			}
+			var i uint64
+			if i, block, err = varint(prefix, block); err != nil {
+				return err
+			}
+			var hf hpack.HeaderField
+			var name, value []byte
+			var nameHuff, valueHuff bool
+			if i > 0 {
+				ihf, ok := d.at(i)
+				if !ok {
+					return hpack.DecodingError{Err: hpack.InvalidIndexError(i)}
+				}
+				hf.Name = ihf.Name
+			} else if name, nameHuff, block, err = d.readString(block); err != nil {
+				return err
+			}
+			if value, valueHuff, block, err = d.readString(block); err != nil {
+				return err
+			}
+			if i == 0 {
+				if hf.Name, err = d.str(name, nameHuff, indexed, len(name)+len(value)+len(block)); err != nil {
+					return err
+				}
+			}
+			if hf.Value, err = d.str(value, valueHuff, indexed, len(value)+len(block)); err != nil {
+				return err
+			}
+			if indexed {
+				d.add(hf)
+			}
+			hf.Sensitive = b&0xf0 == 0x10
+			if err := d.check(hf); err != nil {
+				return err
+			}
+			emit(hf)
+		}
+		first = false
+	}
+	return nil
+}
+
+// check applies the string limit to a decoded field, as x/net does before
+// emitting it.
+func (d *hdecoder) check(hf hpack.HeaderField) error {
+	if d.maxStr != 0 && (len(hf.Name) > d.maxStr || len(hf.Value) > d.maxStr) {
+		return hpack.ErrStringLength
+	}
+	return nil
+}
+
+// readString reads a string literal's header and returns its encoded bytes.
+func (d *hdecoder) readString(p []byte) (s []byte, huff bool, rest []byte, err error) {
+	if len(p) == 0 {
+		return nil, false, nil, errHPACKTruncated
+	}
+	huff = p[0]&0x80 != 0
+	n, p, err := varint(7, p)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if d.maxStr != 0 && n > uint64(d.maxStr) {
+		return nil, false, nil, hpack.ErrStringLength
+	}
+	if uint64(len(p)) < n {
+		return nil, false, nil, errHPACKTruncated
+	}
+	return p[:n], huff, p[n:], nil
+}
+
+// str decodes s. A string for the dynamic table gets an allocation of its
+// own, so that the table does not keep a block's buffer alive, and so does
+// a raw string of one byte, which costs none (Go keeps those); any other
+// is appended to the arena and points into it. The arena is made for the
+// block's first such string, large enough for every literal from there
+// on, rest bytes of the block: a decoded string is at most 8/5 of its
+// Huffman code (the codes are at least 5 bits long), a raw one as long.
+func (d *hdecoder) str(s []byte, huff, own bool, rest int) (string, error) {
+	if own || !huff && len(s) <= 1 {
+		if !huff {
+			return string(s), nil
+		}
+		return hpack.HuffmanDecodeToString(s)
+	}
+	if d.arena == nil {
+		d.arena = make([]byte, 0, rest+rest*3/5+8)
+	}
+	start := len(d.arena)
+	if huff {
+		if _, err := hpack.HuffmanDecode(d, s); err != nil {
+			return "", err
+		}
+	} else if _, err := d.Write(s); err != nil {
+		return "", err
+	}
+	if len(d.arena) == start {
+		return "", nil
+	}
+	return unsafe.String(&d.arena[start], len(d.arena)-start), nil
+}
+
+// Write appends p to the arena, for hpack.HuffmanDecode.
+func (d *hdecoder) Write(p []byte) (int, error) {
+	if len(d.arena)+len(p) > cap(d.arena) {
+		return 0, errHPACKArenaOverflow
+	}
+	d.arena = append(d.arena, p...)
+	return len(p), nil
+}
+
+// varint reads an integer with an n-bit prefix (RFC 7541 5.1), with
+// x/net's bound on its length.
+func varint(n byte, p []byte) (uint64, []byte, error) {
+	if len(p) == 0 {
+		return 0, nil, errHPACKTruncated
+	}
+	i := uint64(p[0])
+	if n < 8 {
+		i &= 1<<n - 1
+	}
+	if i < 1<<n-1 {
+		return i, p[1:], nil
+	}
+	p = p[1:]
+	var m uint
+	for len(p) > 0 {
+		b := p[0]
+		p = p[1:]
+		i += uint64(b&0x7f) << m
+		if b&0x80 == 0 {
+			return i, p, nil
+		}
+		m += 7
+		if m >= 63 {
+			return 0, nil, errHPACKVarint
+		}
+	}
+	return 0, nil, errHPACKTruncated
+}
+
+// at returns the field at index i of the static and dynamic tables
+// (RFC 7541 2.3.3).
+func (d *hdecoder) at(i uint64) (hpack.HeaderField, bool) {
+	if i == 0 {
+		return hpack.HeaderField{}, false
+	}
+	if i <= uint64(len(staticTable)) {
+		e := &staticTable[i-1]
+		return hpack.HeaderField{Name: e[0], Value: e[1]}, true
+	}
+	j := i - uint64(len(staticTable))
+	if j > uint64(len(d.dyn)) {
+		return hpack.HeaderField{}, false
+	}
+	return d.dyn[len(d.dyn)-int(j)], true
+}
+
+// add puts hf into the dynamic table, evicting as it must; a field larger
+// than the table empties it.
+func (d *hdecoder) add(hf hpack.HeaderField) {
+	d.dyn = append(d.dyn, hpack.HeaderField{Name: hf.Name, Value: hf.Value})
+	d.size += hf.Size()
+	d.evict()
+}
+
+// evict removes the oldest entries until the table fits its maximum.
+func (d *hdecoder) evict() {
+	n := 0
+	for d.size > d.max && n < len(d.dyn) {
+		d.size -= d.dyn[n].Size()
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	clear(d.dyn[:n])
+	d.dyn = d.dyn[n:]
+	if len(d.dyn) == 0 {
+		d.dyn = d.dyn[:0:0] // let the emptied backing array go
+	}
+}

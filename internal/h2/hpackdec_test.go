@@ -1,0 +1,212 @@
+package h2
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/http2/hpack"
+)
+
+// xnetDecode decodes blocks in order with x/net's decoder, the reference
+// for hdecoder: the fields of each block, and whether each failed. A
+// failed block ends the sequence, as it ends the connection.
+func xnetDecode(tableSize uint32, maxStr int, blocks [][]byte) ([][]hpack.HeaderField, []bool) {
+	var cur []hpack.HeaderField
+	dec := hpack.NewDecoder(tableSize, func(f hpack.HeaderField) { cur = append(cur, f) })
+	dec.SetMaxStringLength(maxStr)
+	var out [][]hpack.HeaderField
+	var failed []bool
+	for _, b := range blocks {
+		cur = nil
+		_, err := dec.Write(b)
+		if err == nil {
+			err = dec.Close()
+		}
+		out, failed = append(out, cur), append(failed, err != nil)
+		if err != nil {
+			break
+		}
+	}
+	return out, failed
+}
+
+func ourDecode(tableSize uint32, maxStr int, blocks [][]byte) ([][]hpack.HeaderField, []bool) {
+	d := newHDecoder(tableSize, maxStr)
+	var out [][]hpack.HeaderField
+	var failed []bool
+	for _, b := range blocks {
+		var cur []hpack.HeaderField
+		err := d.decode(b, func(f hpack.HeaderField) { cur = append(cur, f) })
+		out, failed = append(out, cur), append(failed, err != nil)
+		if err != nil {
+			break
+		}
+	}
+	return out, failed
+}
+
+// encodeBlocks encodes each list of name/value pairs as one block with
+// x/net's encoder (indexing and Huffman as it chooses), the table size
+// changed to resize before the second block when resize > 0.
+func encodeBlocks(resize uint32, lists ...[]string) [][]byte {
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	var blocks [][]byte
+	for i, l := range lists {
+		if i == 1 && resize > 0 {
+			enc.SetMaxDynamicTableSize(resize)
+		}
+		buf.Reset()
+		for j := 0; j+1 < len(l); j += 2 {
+			enc.WriteField(hpack.HeaderField{Name: l[j], Value: l[j+1], Sensitive: l[j] == "authorization"})
+		}
+		blocks = append(blocks, bytes.Clone(buf.Bytes()))
+	}
+	return blocks
+}
+
+// rawLiteral is a literal field without indexing, name and value raw (not
+// Huffman), both shorter than 127 bytes: how nginx sends its fields when
+// they are not Huffman-coded.
+func rawLiteral(name, value string) []byte {
+	b := []byte{0x00, byte(len(name))}
+	b = append(b, name...)
+	b = append(b, byte(len(value)))
+	return append(b, value...)
+}
+
+func TestHPACKDecoderMatchesXNet(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	for _, tc := range []struct {
+		name   string
+		blocks [][]byte
+	}{
+		{"indexed and literals", encodeBlocks(0,
+			[]string{":status", "200", "content-type", "text/html", "x-a", "1", "authorization", "secret"},
+			[]string{":status", "200", "content-type", "text/html", "x-a", "2", "date", "Mon, 30 Nov 2026 04:00:00 GMT"})},
+		{"table size update", encodeBlocks(64,
+			[]string{":status", "404", "x-long", long, "server", "nginx/1.22.1"},
+			[]string{":status", "404", "x-long", long, "server", "nginx/1.22.1"})},
+		{"raw literals", [][]byte{append(append([]byte{0x88}, rawLiteral("server", "nginx/1.22.1")...), rawLiteral("x-empty", "")...)}},
+		{"string too long", [][]byte{rawLiteral("x", strings.Repeat("a", 120))}},
+		{"index 0", [][]byte{{0x80}}},
+		{"index past the tables", [][]byte{{0xbf}}},
+		{"truncated literal", [][]byte{{0x00, 0x05, 'a'}}},
+		{"truncated varint", [][]byte{{0xff, 0x80}}},
+		{"varint overflow", [][]byte{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}}},
+		{"size update too large", [][]byte{{0x3f, 0xe1, 0xff, 0x03}}},
+		{"size update after a field", [][]byte{{0x40, 0x01, 'a', 0x01, 'b', 0x20}}},
+		{"bad huffman", [][]byte{{0x00, 0x01, 'x', 0x81, 0x00}}},
+		{"empty block", [][]byte{{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantFail := xnetDecode(4096, 100, tc.blocks)
+			got, gotFail := ourDecode(4096, 100, tc.blocks)
+			if !slices.Equal(gotFail, wantFail) || !slices.EqualFunc(got, want, slices.Equal) {
+				t.Fatalf("got %q (failed %v), x/net %q (failed %v)", got, gotFail, want, wantFail)
+			}
+		})
+	}
+}
+
+// TestHPACKLiteralsShareOneAllocation: the literals of a block without
+// indexing (nginx's response fields) cost one allocation together, where
+// x/net's decoder makes one per string.
+func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	var blk []byte
+	blk = append(blk, 0x88) // :status 200
+	for _, f := range [][2]string{{"server", "nginx/1.22.1"}, {"date", "Mon, 30 Nov 2026 04:00:00 GMT"},
+		{"content-type", "application/octet-stream"}, {"content-length", "100"}, {"etag", `"6553a1b2-64"`}} {
+		var b bytes.Buffer
+		b.WriteByte(0x00)
+		for _, s := range f {
+			b.WriteByte(0x80 | byte(hpack.HuffmanEncodeLength(s)))
+			b.Write(hpack.AppendHuffmanString(nil, s))
+		}
+		blk = append(blk, b.Bytes()...)
+	}
+	d := newHDecoder(4096, 0)
+	var fs [8]hpack.HeaderField
+	n := 0
+	emit := func(f hpack.HeaderField) { fs[n] = f; n++ }
+	allocs := testing.AllocsPerRun(100, func() {
+		n = 0
+		if err := d.decode(blk, emit); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 6 || fs[1].Value != "nginx/1.22.1" || fs[5].Value != `"6553a1b2-64"` {
+		t.Fatalf("fields %q", fs[:n])
+	}
+	if allocs != 1 {
+		t.Errorf("%v allocations per block, want 1", allocs)
+	}
+}
+
+// FuzzHPACKDecoder compares hdecoder with x/net's decoder on arbitrary
+// blocks: the same fields, and failure on the same block.
+func FuzzHPACKDecoder(f *testing.F) {
+	for _, b := range encodeBlocks(32, []string{":status", "200", "x-a", "1", "authorization", "z"}, []string{"x-a", "1", "x-b", strings.Repeat("q", 40)}) {
+		f.Add(b, []byte{0x88, 0xbe}, uint16(4096), uint8(50))
+	}
+	f.Add([]byte{0x3f, 0xe1, 0x1f, 0x40, 0x01, 'a', 0x01, 'b'}, []byte{0xbe, 0x20, 0xbe}, uint16(100), uint8(0))
+	f.Add(rawLiteral("server", "nginx"), []byte{0x00, 0x81, 0xff, 0x00}, uint16(0), uint8(3))
+	f.Fuzz(func(t *testing.T, a, b []byte, table uint16, maxStr uint8) {
+		blocks := [][]byte{a, b}
+		want, wantFail := xnetDecode(uint32(table), int(maxStr), blocks)
+		got, gotFail := ourDecode(uint32(table), int(maxStr), blocks)
+		if !slices.Equal(gotFail, wantFail) {
+			t.Fatalf("failed %v, x/net %v (fields %q, x/net %q)", gotFail, wantFail, got, want)
+		}
+		for i := range want {
+			if wantFail[i] {
+				continue // the fields before an error may differ in number
+			}
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("block %d: %q, x/net %q", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// TestHPACKStringsOutliveTheirBlock: decoded strings share memory neither
+// with the block (the connection reuses its buffer for the next frame) nor
+// with the next block's strings.
+func TestHPACKStringsOutliveTheirBlock(t *testing.T) {
+	d := newHDecoder(4096, 0)
+	blk := append(rawLiteral("x-raw", "first value"), 0x00, byte(0x80|hpack.HuffmanEncodeLength("x-huf")))
+	blk = append(blk, hpack.AppendHuffmanString(nil, "x-huf")...)
+	blk = append(blk, byte(0x80|hpack.HuffmanEncodeLength("huffman one")))
+	blk = append(blk, hpack.AppendHuffmanString(nil, "huffman one")...)
+	blk = append(blk, 0x40, 0x05) // with indexing
+	blk = append(blk, "x-idx"...)
+	blk = append(blk, 0x07)
+	blk = append(blk, "indexed"...)
+	var first []hpack.HeaderField
+	if err := d.decode(blk, func(f hpack.HeaderField) { first = append(first, f) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []hpack.HeaderField{{Name: "x-raw", Value: "first value"}, {Name: "x-huf", Value: "huffman one"}, {Name: "x-idx", Value: "indexed"}}
+	if !slices.Equal(first, want) {
+		t.Fatalf("fields %q", first)
+	}
+	for i := range blk {
+		blk[i] = 'Z'
+	}
+	second := append(rawLiteral("x-raw", "other value"), 0xbe) // and the indexed entry
+	var got []hpack.HeaderField
+	if err := d.decode(second, func(f hpack.HeaderField) { got = append(got, f) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(first, want) {
+		t.Errorf("the first block's fields changed to %q", first)
+	}
+	if w := []hpack.HeaderField{{Name: "x-raw", Value: "other value"}, {Name: "x-idx", Value: "indexed"}}; !slices.Equal(got, w) {
+		t.Errorf("second block %q, want %q", got, w)
+	}
+}
