@@ -2,6 +2,7 @@ package h2
 
 import (
 	"errors"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/net/http2/hpack"
@@ -16,16 +17,26 @@ import (
 // (nginx does, for every response) would otherwise cost an allocation per
 // field per response.
 type hdecoder struct {
-	dyn     []hpack.HeaderField // the dynamic table, oldest first
-	size    uint32              // its size as RFC 7541 4.1 counts it
+	// The dynamic table is dyn[head:], oldest first. Evicting advances
+	// head; adding to a full backing array first moves the entries down,
+	// so that a table that keeps its size allocates nothing.
+	dyn     []hpack.HeaderField
+	head    int
+	size    uint32 // the table's size as RFC 7541 4.1 counts it
 	max     uint32              // its maximum size, after size updates
 	allowed uint32              // the most a size update may ask for
 	maxStr  int                 // longest string accepted, 0 for no limit
 
-	// arena holds the current block's literal strings (see decode). It
-	// never grows past its capacity: the strings handed out point into it.
+	// arena holds the current block's literal strings (see str), tab the
+	// dynamic table's (see keep). Neither grows past its capacity: the
+	// strings handed out point into them.
 	arena []byte
+	tab   []byte
 }
+
+// tabChunk is the size of the buffers the dynamic table's strings are
+// copied into; a longer string gets an allocation of its own.
+const tabChunk = 4 << 10
 
 // newHDecoder returns a decoder whose table holds up to tableSize bytes,
 // the SETTINGS_HEADER_TABLE_SIZE we announce, and whose strings are at
@@ -46,9 +57,13 @@ var (
 
 // decode decodes block, a whole header block, calling emit for each field
 // in order. Fields are emitted as they are decoded, so after an error some
-// may have been. The strings of literals without indexing point into one
-// buffer allocated for the block (when it has such literals), which their
-// fields keep alive; the block itself is not retained.
+// may have been. The strings of literal fields point into one buffer
+// allocated for the block (when it has literals), which the fields keep
+// alive; the block itself is not retained. A literal that goes into the
+// dynamic table is copied there (keep): nginx, for one, adds its Server,
+// Date and Content-Type fields to the table with every response and never
+// refers to them, which would otherwise cost allocations per response, or
+// let the table keep responses' buffers alive.
 func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 	d.arena = nil // the last block's strings keep its buffer
 	first := true
@@ -107,15 +122,19 @@ func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 				return err
 			}
 			if i == 0 {
-				if hf.Name, err = d.str(name, nameHuff, indexed, len(name)+len(value)+len(block)); err != nil {
+				if hf.Name, err = d.str(name, nameHuff, len(name)+len(value)+len(block)); err != nil {
 					return err
 				}
 			}
-			if hf.Value, err = d.str(value, valueHuff, indexed, len(value)+len(block)); err != nil {
+			if hf.Value, err = d.str(value, valueHuff, len(value)+len(block)); err != nil {
 				return err
 			}
 			if indexed {
-				d.add(hf)
+				e := hpack.HeaderField{Name: hf.Name, Value: d.keep(hf.Value)}
+				if i == 0 || i > uint64(len(staticTable)) {
+					e.Name = d.keep(hf.Name)
+				}
+				d.add(e)
 			}
 			hf.Sensitive = b&0xf0 == 0x10
 			if err := d.check(hf); err != nil {
@@ -156,19 +175,15 @@ func (d *hdecoder) readString(p []byte) (s []byte, huff bool, rest []byte, err e
 	return p[:n], huff, p[n:], nil
 }
 
-// str decodes s. A string for the dynamic table gets an allocation of its
-// own, so that the table does not keep a block's buffer alive, and so does
-// a raw string of one byte, which costs none (Go keeps those); any other
-// is appended to the arena and points into it. The arena is made for the
-// block's first such string, large enough for every literal from there
-// on, rest bytes of the block: a decoded string is at most 8/5 of its
-// Huffman code (the codes are at least 5 bits long), a raw one as long.
-func (d *hdecoder) str(s []byte, huff, own bool, rest int) (string, error) {
-	if own || !huff && len(s) <= 1 {
-		if !huff {
-			return string(s), nil
-		}
-		return hpack.HuffmanDecodeToString(s)
+// str decodes s. A raw string of one byte is converted, which costs no
+// allocation (Go keeps those); any other is appended to the arena and
+// points into it. The arena is made for the block's first such string,
+// large enough for every literal from there on, rest bytes of the block: a
+// decoded string is at most 8/5 of its Huffman code (the codes are at
+// least 5 bits long), a raw one as long.
+func (d *hdecoder) str(s []byte, huff bool, rest int) (string, error) {
+	if !huff && len(s) <= 1 {
+		return string(s), nil
 	}
 	if d.arena == nil {
 		d.arena = make([]byte, 0, rest+rest*3/5+8)
@@ -185,6 +200,27 @@ func (d *hdecoder) str(s []byte, huff, own bool, rest int) (string, error) {
 		return "", nil
 	}
 	return unsafe.String(&d.arena[start], len(d.arena)-start), nil
+}
+
+// keep returns a copy of s for the dynamic table, in the current table
+// buffer (a new one when it is full). A buffer lives while an entry in it
+// does, so the table holds at most its size plus a buffer's.
+func (d *hdecoder) keep(s string) string {
+	switch {
+	case len(s) == 0:
+		return ""
+	case len(s) == 1:
+		return string([]byte{s[0]}) // Go's own one-byte string, not the arena's
+	}
+	if len(s) > tabChunk/4 {
+		return strings.Clone(s)
+	}
+	if len(d.tab)+len(s) > cap(d.tab) {
+		d.tab = make([]byte, 0, tabChunk)
+	}
+	start := len(d.tab)
+	d.tab = append(d.tab, s...)
+	return unsafe.String(&d.tab[start], len(s))
 }
 
 // Write appends p to the arena, for hpack.HuffmanDecode.
@@ -237,7 +273,7 @@ func (d *hdecoder) at(i uint64) (hpack.HeaderField, bool) {
 		return hpack.HeaderField{Name: e[0], Value: e[1]}, true
 	}
 	j := i - uint64(len(staticTable))
-	if j > uint64(len(d.dyn)) {
+	if j > uint64(len(d.dyn)-d.head) {
 		return hpack.HeaderField{}, false
 	}
 	return d.dyn[len(d.dyn)-int(j)], true
@@ -246,6 +282,11 @@ func (d *hdecoder) at(i uint64) (hpack.HeaderField, bool) {
 // add puts hf into the dynamic table, evicting as it must; a field larger
 // than the table empties it.
 func (d *hdecoder) add(hf hpack.HeaderField) {
+	if len(d.dyn) == cap(d.dyn) && d.head > 0 {
+		n := copy(d.dyn, d.dyn[d.head:])
+		clear(d.dyn[n:])
+		d.dyn, d.head = d.dyn[:n], 0
+	}
 	d.dyn = append(d.dyn, hpack.HeaderField{Name: hf.Name, Value: hf.Value})
 	d.size += hf.Size()
 	d.evict()
@@ -253,17 +294,12 @@ func (d *hdecoder) add(hf hpack.HeaderField) {
 
 // evict removes the oldest entries until the table fits its maximum.
 func (d *hdecoder) evict() {
-	n := 0
-	for d.size > d.max && n < len(d.dyn) {
-		d.size -= d.dyn[n].Size()
-		n++
+	for d.size > d.max && d.head < len(d.dyn) {
+		d.size -= d.dyn[d.head].Size()
+		d.dyn[d.head] = hpack.HeaderField{} // let its strings go
+		d.head++
 	}
-	if n == 0 {
-		return
-	}
-	clear(d.dyn[:n])
-	d.dyn = d.dyn[n:]
-	if len(d.dyn) == 0 {
-		d.dyn = d.dyn[:0:0] // let the emptied backing array go
+	if d.head == len(d.dyn) {
+		d.dyn, d.head = d.dyn[:0], 0
 	}
 }

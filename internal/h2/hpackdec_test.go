@@ -148,6 +148,50 @@ func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
 	}
 }
 
+// TestHPACKIndexedLiteralsAllocateNothing: nginx sends Server, Date and
+// Content-Type as literals with incremental indexing in every response
+// and never refers to them; adding them to the table costs no allocation
+// per block beyond the block's one buffer (the table's own buffers are
+// shared by many blocks).
+func TestHPACKIndexedLiteralsAllocateNothing(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	var blk []byte
+	blk = append(blk, 0x88)
+	for _, f := range []struct {
+		index byte
+		value string
+	}{{54, "nginx/1.22.1"}, {33, "Mon, 30 Nov 2026 04:00:00 GMT"}, {31, "text/plain"}} {
+		blk = append(blk, 0x40|f.index, byte(0x80|hpack.HuffmanEncodeLength(f.value)))
+		blk = hpack.AppendHuffmanString(blk, f.value)
+	}
+	d := newHDecoder(65536, 0)
+	var fs []hpack.HeaderField
+	emit := func(f hpack.HeaderField) { fs = append(fs, f) }
+	for range 3000 { // fill the table and evict from it
+		fs = fs[:0]
+		if err := d.decode(blk, emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		fs = fs[:0]
+		if err := d.decode(blk, emit); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(fs) != 4 || fs[1].Value != "nginx/1.22.1" || fs[3].Value != "text/plain" {
+		t.Fatalf("fields %q", fs)
+	}
+	if hf, ok := d.at(62); !ok || hf.Name != "content-type" || hf.Value != "text/plain" {
+		t.Fatalf("newest table entry %q", hf)
+	}
+	if allocs > 1.1 {
+		t.Errorf("%.2f allocations per block, want 1 (and a share of a table buffer)", allocs)
+	}
+}
+
 // FuzzHPACKDecoder compares hdecoder with x/net's decoder on arbitrary
 // blocks: the same fields, and failure on the same block.
 func FuzzHPACKDecoder(f *testing.F) {
