@@ -60,10 +60,10 @@ var (
 // may have been. The strings of literal fields point into one buffer
 // allocated for the block (when it has literals), which the fields keep
 // alive; the block itself is not retained. A literal that goes into the
-// dynamic table is copied there (keep): nginx, for one, adds its Server,
-// Date and Content-Type fields to the table with every response and never
-// refers to them, which would otherwise cost allocations per response, or
-// let the table keep responses' buffers alive.
+// dynamic table is copied there (keep): nginx, for one, adds several of
+// its fields to the table with every response and never refers to them,
+// which would otherwise cost allocations per response, or let the table
+// keep responses' buffers alive.
 func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 	d.arena = nil // the last block's strings keep its buffer
 	first := true

@@ -148,11 +148,11 @@ func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
 	}
 }
 
-// TestHPACKIndexedLiteralsAllocateNothing: nginx sends Server, Date and
-// Content-Type as literals with incremental indexing in every response
-// and never refers to them; adding them to the table costs no allocation
-// per block beyond the block's one buffer (the table's own buffers are
-// shared by many blocks).
+// TestHPACKIndexedLiteralsAllocateNothing: nginx sends some of its fields
+// as literals with incremental indexing in every response and never
+// refers to them; adding them to the table costs no allocation per block
+// beyond the block's one buffer (the table's own buffers are shared by
+// many blocks).
 func TestHPACKIndexedLiteralsAllocateNothing(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts need a normal build")
