@@ -23,9 +23,9 @@ type hdecoder struct {
 	dyn     []hpack.HeaderField
 	head    int
 	size    uint32 // the table's size as RFC 7541 4.1 counts it
-	max     uint32              // its maximum size, after size updates
-	allowed uint32              // the most a size update may ask for
-	maxStr  int                 // longest string accepted, 0 for no limit
+	max     uint32 // its maximum size, after size updates
+	allowed uint32 // the most a size update may ask for
+	maxStr  int    // longest string accepted, 0 for no limit
 
 	// arena holds the current block's literal strings (see str), tab the
 	// dynamic table's (see keep). Neither grows past its capacity: the
