@@ -28,8 +28,9 @@ type hdecoder struct {
 	maxStr  int    // longest string accepted, 0 for no limit
 
 	// arena holds the current block's literal strings (see str), tab the
-	// dynamic table's (see keep). Neither grows past its capacity: the
-	// strings handed out point into them.
+	// dynamic table's (see keep). The strings handed out point into them:
+	// bytes are only ever appended, never changed, and a buffer that
+	// outgrows its capacity is replaced, the old one left to its strings.
 	arena []byte
 	tab   []byte
 }
@@ -48,11 +49,10 @@ func newHDecoder(tableSize uint32, maxStr int) *hdecoder {
 // Decoding errors, as x/net's decoder reports them where it has a value
 // for them.
 var (
-	errHPACKTruncated     = hpack.DecodingError{Err: errors.New("truncated headers")}
-	errHPACKVarint        = hpack.DecodingError{Err: errors.New("varint integer overflow")}
-	errHPACKSizeLate      = hpack.DecodingError{Err: errors.New("dynamic table size update MUST occur at the beginning of a header block")}
-	errHPACKSizeTooLarge  = hpack.DecodingError{Err: errors.New("dynamic table size update too large")}
-	errHPACKArenaOverflow = errors.New("h2: hpack literal buffer overflow") // cannot happen: see decode
+	errHPACKTruncated    = hpack.DecodingError{Err: errors.New("truncated headers")}
+	errHPACKVarint       = hpack.DecodingError{Err: errors.New("varint integer overflow")}
+	errHPACKSizeLate     = hpack.DecodingError{Err: errors.New("dynamic table size update MUST occur at the beginning of a header block")}
+	errHPACKSizeTooLarge = hpack.DecodingError{Err: errors.New("dynamic table size update too large")}
 )
 
 // decode decodes block, a whole header block, calling emit for each field
@@ -178,9 +178,9 @@ func (d *hdecoder) readString(p []byte) (s []byte, huff bool, rest []byte, err e
 // str decodes s. A raw string of one byte is converted, which costs no
 // allocation (Go keeps those); any other is appended to the arena and
 // points into it. The arena is made for the block's first such string,
-// large enough for every literal from there on, rest bytes of the block: a
-// decoded string is at most 8/5 of its Huffman code (the codes are at
-// least 5 bits long), a raw one as long.
+// large enough for every literal from there on, rest bytes of the block,
+// so that it is not outgrown: a decoded string is at most 8/5 of its
+// Huffman code (the codes are at least 5 bits long), a raw one as long.
 func (d *hdecoder) str(s []byte, huff bool, rest int) (string, error) {
 	if !huff && len(s) <= 1 {
 		return string(s), nil
@@ -190,11 +190,12 @@ func (d *hdecoder) str(s []byte, huff bool, rest int) (string, error) {
 	}
 	start := len(d.arena)
 	if huff {
-		if _, err := hpack.HuffmanDecode(d, s); err != nil {
+		var err error
+		if d.arena, err = decodeHuffman(d.arena, s); err != nil {
 			return "", err
 		}
-	} else if _, err := d.Write(s); err != nil {
-		return "", err
+	} else {
+		d.arena = append(d.arena, s...)
 	}
 	if len(d.arena) == start {
 		return "", nil
@@ -221,15 +222,6 @@ func (d *hdecoder) keep(s string) string {
 	start := len(d.tab)
 	d.tab = append(d.tab, s...)
 	return unsafe.String(&d.tab[start], len(s))
-}
-
-// Write appends p to the arena, for hpack.HuffmanDecode.
-func (d *hdecoder) Write(p []byte) (int, error) {
-	if len(d.arena)+len(p) > cap(d.arena) {
-		return 0, errHPACKArenaOverflow
-	}
-	d.arena = append(d.arena, p...)
-	return len(p), nil
 }
 
 // varint reads an integer with an n-bit prefix (RFC 7541 5.1), with

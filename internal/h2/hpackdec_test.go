@@ -254,3 +254,62 @@ func TestHPACKStringsOutliveTheirBlock(t *testing.T) {
 		t.Errorf("second block %q, want %q", got, w)
 	}
 }
+
+// TestHuffmanTables: the code read off x/net's encoder is canonical, so
+// decodeHuffman uses its tables, and every byte round-trips alone, in
+// pairs with a long code, and in a long string.
+func TestHuffmanTables(t *testing.T) {
+	if !hpackHuffman().ok {
+		t.Fatal("the Huffman code read off x/net's encoder is not canonical")
+	}
+	var all []byte
+	for s := range 256 {
+		all = append(all, byte(s))
+		for _, in := range []string{string([]byte{byte(s)}), string([]byte{byte(s), 0xff, byte(s)}), "a" + string([]byte{byte(s)})} {
+			got, err := decodeHuffman(nil, hpack.AppendHuffmanString(nil, in))
+			if err != nil || string(got) != in {
+				t.Fatalf("%q: decoded %q, %v", in, got, err)
+			}
+		}
+	}
+	in := strings.Repeat(string(all), 3)
+	got, err := decodeHuffman([]byte("prefix"), hpack.AppendHuffmanString(nil, in))
+	if err != nil || string(got) != "prefix"+in {
+		t.Fatalf("all bytes: %v", err)
+	}
+}
+
+// TestHuffmanBadInput: what x/net's decoder refuses, decodeHuffman refuses.
+func TestHuffmanBadInput(t *testing.T) {
+	for _, in := range [][]byte{
+		{0xff, 0xff, 0xff, 0xff}, // EOS (30 ones) then padding
+		{0x00},                   // '0' (00000) then padding of zeros
+		{0x1f, 0xff},             // '0', then 11 bits of ones: padding over 7 bits
+		{0xfe},                   // no code: 7 ones then 0 (prefix of an 8+ bit code)
+	} {
+		_, ref := hpack.HuffmanDecodeToString(in)
+		_, err := decodeHuffman(nil, in)
+		if (err == nil) != (ref == nil) || err != nil && err != hpack.ErrInvalidHuffman {
+			t.Errorf("%x: %v, x/net %v", in, err, ref)
+		}
+	}
+}
+
+func BenchmarkHuffmanDecode(b *testing.B) {
+	enc := hpack.AppendHuffmanString(nil, "Mon, 30 Nov 2026 04:00:00 GMT")
+	buf := make([]byte, 0, 64)
+	b.Run("guise", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf, _ = decodeHuffman(buf[:0], enc)
+		}
+	})
+	b.Run("x-net", func(b *testing.B) {
+		b.ReportAllocs()
+		var w bytes.Buffer
+		for b.Loop() {
+			w.Reset()
+			hpack.HuffmanDecode(&w, enc)
+		}
+	})
+}
