@@ -10,12 +10,12 @@ import (
 
 // hdecoder decodes the header blocks of one connection (RFC 7541). It
 // behaves as x/net's hpack.Decoder given the same table size and string
-// limit (FuzzHPACKDecoder compares the two), with one difference: the
-// strings of literal fields that are not added to the dynamic table are
-// decoded into one buffer per block instead of one allocation per string.
-// A server that sends its response fields as literals without indexing
-// (nginx does, for every response) would otherwise cost an allocation per
-// field per response.
+// limit (FuzzHPACKDecoder compares the two), but where that decoder
+// allocates a string per literal, this one decodes a block's literals into
+// one buffer, and the dynamic table's copies into buffers the table shares
+// (see decode); Huffman codes are decoded with tables (decodeHuffman). A
+// server that sends its response fields as literals (nginx does, in every
+// response) would otherwise cost an allocation per field per response.
 type hdecoder struct {
 	// The dynamic table is dyn[head:], oldest first. Evicting advances
 	// head; adding to a full backing array first moves the entries down,

@@ -101,11 +101,13 @@ func (cc *ClientConn) putReadBuf() {
 // ends the connection.
 //
 // A header block that fits in its HEADERS frame is read and decoded by
-// readHeaders, which costs no allocation; one that continues in CONTINUATION frames
-// is read by the Framer's ReadMetaHeaders, whose limits on the block's frames
-// (GO-2024-2687) then apply. Such a block may take on the wire at most twice
-// the header list size we accept plus the headers of maxEmptyFrames frames,
-// which also ends a flood of empty CONTINUATION frames.
+// readHeaders without the Framer's frame allocation; one that continues in
+// CONTINUATION frames is read frame by frame through the Framer (which
+// allows nothing else until the block ends) and assembled by onHeaders and
+// onContinuation. Such a block may take on the wire at most twice the
+// header list size we accept plus the headers of maxEmptyFrames frames (the
+// read budget), which also ends a flood of empty CONTINUATION frames
+// (GO-2024-2687).
 func (cc *ClientConn) readFrame() error {
 	fh, err := cc.fr.ReadFrameHeader()
 	if err != nil {
