@@ -10,8 +10,8 @@ import (
 )
 
 // Tests of the read side on golang.org/x/net/http2's Framer: header blocks
-// in CONTINUATION frames (ReadMetaHeaders), and how the Framer's errors map
-// to h2's.
+// in CONTINUATION frames (assembled by the connection, onContinuation), and
+// how the Framer's errors map to h2's.
 
 // writeSplit writes blk as a HEADERS frame and CONTINUATION frames of at
 // most n bytes each.
