@@ -88,10 +88,13 @@ func validALabel(p string) bool {
 	return err == nil && enc == p
 }
 
-// badHostByte reports separators that never occur in a host name.
+// badHostByte reports separators that never occur in a host name (the
+// URL standard's forbidden host code points among them). A domain that
+// began with '#' would also turn its line of a cookies.txt into a comment
+// (FuzzReadNetscape found one).
 func badHostByte(c byte) bool {
 	switch c {
-	case '"', '(', ')', ',', '/', ';', '<', '=', '>', '?', '@', '[', '\\', ']', '{', '}':
+	case '"', '#', '(', ')', ',', '/', ';', '<', '=', '>', '?', '@', '[', '\\', ']', '^', '{', '|', '}':
 		return true
 	}
 	return false
