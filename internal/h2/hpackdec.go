@@ -33,7 +33,29 @@ type hdecoder struct {
 	// outgrows its capacity is replaced, the old one left to its strings.
 	arena []byte
 	tab   []byte
+
+	// memo holds the literal fields of the last block, by their place
+	// among its literals: each one's encoded bytes and its decoded name
+	// and value, copied into the table's buffers. A server that sends the
+	// same fields as literals in every response (nginx sends server,
+	// content-type, etag, last-modified... so, Huffman-coded) then costs a
+	// comparison per field instead of a decoding and a copy. Only literals
+	// whose bytes say all they hold are kept: a name by static index or
+	// spelled out, at most memoMax bytes, not never-indexed (sensitive).
+	memo [16]memoEntry
 }
+
+// memoEntry is one remembered literal field; see hdecoder.memo.
+type memoEntry struct {
+	enc         string // its representation, from the first byte to the value's end
+	name, value string
+}
+
+// memoMax is the longest literal field representation the memo keeps.
+const memoMax = 96
+
+// The memo's strings are decoded into the table's buffers (tabStr).
+var _ [tabChunk/4 - memoMax*8/5]struct{}
 
 // tabChunk is the size of the buffers the dynamic table's strings are
 // copied into; a longer string gets an allocation of its own.
@@ -63,10 +85,12 @@ var (
 // dynamic table is copied there (keep): nginx, for one, adds several of
 // its fields to the table with every response and never refers to them,
 // which would otherwise cost allocations per response, or let the table
-// keep responses' buffers alive.
+// keep responses' buffers alive. A literal the memo holds from the last
+// block, byte for byte, is not decoded again (see hdecoder.memo).
 func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 	d.arena = nil // the last block's strings keep its buffer
 	first := true
+	lits := 0 // literal fields so far
 	for len(block) > 0 {
 		b := block[0]
 		var err error
@@ -98,6 +122,7 @@ func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 			d.max = uint32(n)
 			d.evict()
 		default: // a literal: with incremental indexing, without, never indexed
+			start := block
 			prefix, indexed := byte(4), b&0xc0 == 0x40
 			if indexed {
 				prefix = 6
@@ -121,18 +146,47 @@ func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 			if value, valueHuff, block, err = d.readString(block); err != nil {
 				return err
 			}
-			if i == 0 {
-				if hf.Name, err = d.str(name, nameHuff, len(name)+len(value)+len(block)); err != nil {
+			var m *memoEntry
+			hit := false
+			enc := start[:len(start)-len(block)]
+			if lits < len(d.memo) && i <= uint64(len(staticTable)) && b&0xf0 != 0x10 && len(enc) <= memoMax {
+				m = &d.memo[lits]
+				if hit = m.enc == string(enc); hit {
+					hf.Name, hf.Value = m.name, m.value
+				}
+			}
+			lits++
+			switch {
+			case hit:
+			case m != nil:
+				// Decoded into the table's buffers, the strings serve
+				// the dynamic table too.
+				if i == 0 {
+					if hf.Name, err = d.tabStr(name, nameHuff); err != nil {
+						return err
+					}
+				}
+				if hf.Value, err = d.tabStr(value, valueHuff); err != nil {
+					return err
+				}
+				m.enc, m.name, m.value = d.keep(unsafe.String(unsafe.SliceData(enc), len(enc))), hf.Name, hf.Value
+			default:
+				if i == 0 {
+					if hf.Name, err = d.str(name, nameHuff, len(name)+len(value)+len(block)); err != nil {
+						return err
+					}
+				}
+				if hf.Value, err = d.str(value, valueHuff, len(value)+len(block)); err != nil {
 					return err
 				}
 			}
-			if hf.Value, err = d.str(value, valueHuff, len(value)+len(block)); err != nil {
-				return err
-			}
 			if indexed {
-				e := hpack.HeaderField{Name: hf.Name, Value: d.keep(hf.Value)}
-				if i == 0 || i > uint64(len(staticTable)) {
-					e.Name = d.keep(hf.Name)
+				e := hpack.HeaderField{Name: hf.Name, Value: hf.Value}
+				if m == nil {
+					e.Value = d.keep(hf.Value)
+					if i == 0 || i > uint64(len(staticTable)) {
+						e.Name = d.keep(hf.Name)
+					}
 				}
 				d.add(e)
 			}
@@ -201,6 +255,32 @@ func (d *hdecoder) str(s []byte, huff bool, rest int) (string, error) {
 		return "", nil
 	}
 	return unsafe.String(&d.arena[start], len(d.arena)-start), nil
+}
+
+// tabStr decodes s, a string of a literal the memo keeps (so at most
+// memoMax bytes), into the table's buffers.
+func (d *hdecoder) tabStr(s []byte, huff bool) (string, error) {
+	n := len(s)
+	if huff {
+		n += n*3/5 + 1 // a decoded string is at most 8/5 of its code
+	}
+	if len(d.tab)+n > cap(d.tab) {
+		d.tab = make([]byte, 0, tabChunk)
+	}
+	start := len(d.tab)
+	if huff {
+		var err error
+		if d.tab, err = decodeHuffman(d.tab, s); err != nil {
+			d.tab = d.tab[:start]
+			return "", err
+		}
+	} else {
+		d.tab = append(d.tab, s...)
+	}
+	if len(d.tab) == start {
+		return "", nil
+	}
+	return unsafe.String(&d.tab[start], len(d.tab)-start), nil
 }
 
 // keep returns a copy of s for the dynamic table, in the current table

@@ -111,9 +111,9 @@ func TestHPACKDecoderMatchesXNet(t *testing.T) {
 	}
 }
 
-// TestHPACKLiteralsShareOneAllocation: the literals of a block without
-// indexing (nginx's response fields) cost one allocation together, where
-// x/net's decoder makes one per string.
+// TestHPACKLiteralsShareOneAllocation: the literals of a block that the
+// memo does not keep (here never-indexed ones) cost one allocation
+// together, where x/net's decoder makes one per string.
 func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts need a normal build")
@@ -123,7 +123,7 @@ func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
 	for _, f := range [][2]string{{"server", "nginx/1.22.1"}, {"date", "Mon, 30 Nov 2026 04:00:00 GMT"},
 		{"content-type", "application/octet-stream"}, {"content-length", "100"}, {"etag", `"6553a1b2-64"`}} {
 		var b bytes.Buffer
-		b.WriteByte(0x00)
+		b.WriteByte(0x10) // never indexed
 		for _, s := range f {
 			b.WriteByte(0x80 | byte(hpack.HuffmanEncodeLength(s)))
 			b.Write(hpack.AppendHuffmanString(nil, s))
@@ -145,6 +145,116 @@ func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
 	}
 	if allocs != 1 {
 		t.Errorf("%v allocations per block, want 1", allocs)
+	}
+	for _, m := range d.memo {
+		if m.enc != "" {
+			t.Errorf("the memo keeps a never-indexed field: %q: %q", m.name, m.value)
+		}
+	}
+}
+
+// nginxBlock is a response header block as nginx 1.22 encodes it: server
+// and date literals with incremental indexing by static name index,
+// content-type and content-length without indexing, etag and
+// accept-ranges with their names spelled out, all Huffman-coded.
+func nginxBlock(date, etag string) []byte {
+	blk := []byte{0x88} // :status 200
+	huff := func(s string) {
+		blk = append(blk, byte(0x80|hpack.HuffmanEncodeLength(s)))
+		blk = hpack.AppendHuffmanString(blk, s)
+	}
+	for _, f := range []struct {
+		first byte
+		value string
+	}{{0x40 | 54, "nginx/1.22.1"}, {0x40 | 33, date}, {0x0f, "text/plain"}, {0x0f, "100"}} {
+		blk = append(blk, f.first)
+		if f.first == 0x0f { // a 4-bit prefix: 15 plus the rest
+			idx := map[string]byte{"text/plain": 31, "100": 28}[f.value]
+			blk = append(blk, idx-15)
+		}
+		huff(f.value)
+	}
+	for _, f := range [][2]string{{"etag", etag}, {"accept-ranges", "bytes"}} {
+		blk = append(blk, 0x00)
+		huff(f[0])
+		huff(f[1])
+	}
+	return blk
+}
+
+// TestHPACKMemo: a block whose literals repeat the last block's (nginx's
+// responses) decodes without allocating or decoding them again; a changed
+// literal is decoded anew; strings handed out before do not change; and
+// the fields are x/net's for the same blocks.
+func TestHPACKMemo(t *testing.T) {
+	d := newHDecoder(4096, 0)
+	var fs []hpack.HeaderField
+	emit := func(f hpack.HeaderField) { fs = append(fs, f) }
+	blk := nginxBlock("Mon, 30 Nov 2026 05:00:00 GMT", `"6553a1b2-64"`)
+	for range 200 { // fill the table and evict from it
+		fs = fs[:0]
+		if err := d.decode(blk, emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := slices.Clone(fs)
+	want := []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: "server", Value: "nginx/1.22.1"},
+		{Name: "date", Value: "Mon, 30 Nov 2026 05:00:00 GMT"}, {Name: "content-type", Value: "text/plain"},
+		{Name: "content-length", Value: "100"}, {Name: "etag", Value: `"6553a1b2-64"`}, {Name: "accept-ranges", Value: "bytes"}}
+	if !slices.Equal(first, want) {
+		t.Fatalf("fields %q", first)
+	}
+	if !testing.Short() && !raceEnabled {
+		allocs := testing.AllocsPerRun(1000, func() {
+			fs = fs[:0]
+			if err := d.decode(blk, emit); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v allocations per repeated block, want 0", allocs)
+		}
+	}
+	next := nginxBlock("Mon, 30 Nov 2026 05:00:01 GMT", `"6553a1b2-65"`)
+	fs = fs[:0]
+	if err := d.decode(next, emit); err != nil {
+		t.Fatal(err)
+	}
+	if fs[2].Value != "Mon, 30 Nov 2026 05:00:01 GMT" || fs[5].Value != `"6553a1b2-65"` || fs[1].Value != "nginx/1.22.1" {
+		t.Errorf("changed block decoded as %q", fs)
+	}
+	if !slices.Equal(first, want) {
+		t.Errorf("the first block's fields changed to %q", first)
+	}
+	seq := [][]byte{blk, blk, next, blk, next, next}
+	x, xf := xnetDecode(4096, 0, seq)
+	o, of := ourDecode(4096, 0, seq)
+	if !slices.Equal(of, xf) || !slices.EqualFunc(o, x, slices.Equal) {
+		t.Errorf("got %q (failed %v), x/net %q (failed %v)", o, of, x, xf)
+	}
+}
+
+// TestHPACKMemoDynamicName: a literal whose name is a dynamic table index
+// means another name once the table has changed, though its bytes are the
+// same; it is decoded each time, not taken from the memo.
+func TestHPACKMemoDynamicName(t *testing.T) {
+	// Block 1: x-a: 1 with indexing (index 62), then a literal without
+	// indexing named by index 62 (4-bit prefix: 15, then 47).
+	b1 := append([]byte{0x40, 0x03}, "x-a"...)
+	b1 = append(b1, 0x01, '1', 0x0f, 62-15, 0x01, 'v')
+	// Block 2: x-b: 2 with indexing (now index 62), then the same bytes.
+	b2 := append([]byte{0x40, 0x03}, "x-b"...)
+	b2 = append(b2, 0x01, '2', 0x0f, 62-15, 0x01, 'v')
+	// Block 3: the same literal at the same place as in block 1.
+	b3 := slices.Clone(b1)
+	seq := [][]byte{b1, b2, b3}
+	got, gotFail := ourDecode(4096, 0, seq)
+	want, wantFail := xnetDecode(4096, 0, seq)
+	if !slices.Equal(gotFail, wantFail) || !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("got %q (failed %v), x/net %q (failed %v)", got, gotFail, want, wantFail)
+	}
+	if got[1][1].Name != "x-b" {
+		t.Fatalf("block 2's second field %q, want x-b", got[1][1])
 	}
 }
 
@@ -200,6 +310,8 @@ func FuzzHPACKDecoder(f *testing.F) {
 	}
 	f.Add([]byte{0x3f, 0xe1, 0x1f, 0x40, 0x01, 'a', 0x01, 'b'}, []byte{0xbe, 0x20, 0xbe}, uint16(100), uint8(0))
 	f.Add(rawLiteral("server", "nginx"), []byte{0x00, 0x81, 0xff, 0x00}, uint16(0), uint8(3))
+	f.Add(nginxBlock("Mon, 30 Nov 2026 05:00:00 GMT", "a"), nginxBlock("Mon, 30 Nov 2026 05:00:01 GMT", "a"), uint16(4096), uint8(0))
+	f.Add(nginxBlock("d", "a"), nginxBlock("d", "a"), uint16(60), uint8(20))
 	f.Fuzz(func(t *testing.T, a, b []byte, table uint16, maxStr uint8) {
 		blocks := [][]byte{a, b}
 		want, wantFail := xnetDecode(uint32(table), int(maxStr), blocks)
