@@ -97,13 +97,13 @@ func compile(name string) (*compiled, error) {
 			c.hdr[protoH1][k] = t
 		}
 		if hs := p.HeaderSet(k, profile.H2); hs != nil {
-			c.hdr[protoH2][k] = template(p, hs)
+			c.hdr[protoH2][k] = h2Template(template(p, hs))
 		}
 		if hs := p.BodyHeaderSet(k, profile.HTTP1); hs != nil {
 			c.body[protoH1][k] = template(p, hs)
 		}
 		if hs := p.BodyHeaderSet(k, profile.H2); hs != nil {
-			c.body[protoH2][k] = template(p, hs)
+			c.body[protoH2][k] = h2Template(template(p, hs))
 		}
 		if k == profile.Navigate {
 			c.redirect[protoH1] = redirectTemplate(p, c.hdr[protoH1][k])
@@ -142,6 +142,14 @@ func template(p *profile.Profile, hs *profile.HeaderSet) headerTemplate {
 		at := cookiePosition(p, t.fields)
 		t.fields = append(t.fields[:at], append(fields.Header{{Name: name}}, t.fields[at:]...)...)
 	}
+	return t
+}
+
+// h2Template puts an HTTP/2 template in the form headerFor sends (names
+// lower-cased, no field HTTP/2 forbids), so that only the fields a request
+// adds after the template's need that pass.
+func h2Template(t headerTemplate) headerTemplate {
+	t.fields = h2Fields(t.fields, 0)
 	return t
 }
 
@@ -340,7 +348,6 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 	} else if redirected && kind == profile.Navigate && c.redirect[proto].present {
 		tpl = c.redirect[proto].fields
 	}
-	start := len(dst)
 	cl := "" // the Content-Length guise sends, if any
 	if length > 0 {
 		cl = strconv.FormatInt(length, 10)
@@ -388,6 +395,7 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 			}
 		}
 	}
+	tail := len(dst) // before: the template's names (lower case over HTTP/2)
 	for _, u := range user {
 		if index(tpl, u.Name) < 0 {
 			dst = append(dst, u)
@@ -404,7 +412,7 @@ func (c *compiled) headerFor(dst fields.Header, proto int, kind profile.RequestK
 		dst = append(dst, fields.Field{Name: "Content-Length", Value: "0"})
 	}
 	if proto == protoH2 {
-		dst = h2Fields(dst, start)
+		dst = h2Fields(dst, tail)
 	}
 	return dst, nil
 }

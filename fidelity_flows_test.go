@@ -462,3 +462,47 @@ func TestScriptedNavigationMatchesRecordings(t *testing.T) {
 		}
 	}
 }
+
+// TestH2CallerFieldNames: over HTTP/2 the template goes out as compiled
+// (lower case), a caller's field that takes a template field's place gets
+// its name, and the caller's and guise's other fields are lower-cased,
+// those HTTP/2 forbids dropped, in their order after the template's.
+func TestH2CallerFieldNames(t *testing.T) {
+	for _, name := range []string{"chrome", "firefox"} {
+		c, err := compile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		user := fields.Header{{Name: "Accept-Language", Value: "de"}, {Name: "X-Custom", Value: "1"},
+			{Name: "Connection", Value: "close"}, {Name: "X-Other", Value: "2"}}
+		extra := fields.Header{{Name: "Host", Value: "fp.test"}, {Name: "X-Guise", Value: "3"}}
+		h, err := c.headerFor(nil, protoH2, profile.Navigate, user, extra, 0, "https://fp.test", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpl := c.hdr[protoH2][profile.Navigate].fields
+		n := 0
+		for _, f := range h {
+			if f.Name != strings.ToLower(f.Name) {
+				t.Errorf("%s: field %q not lower case", name, f.Name)
+			}
+			switch f.Name {
+			case "host", "connection":
+				t.Errorf("%s: %q sent over HTTP/2", name, f.Name)
+			case "accept-language":
+				if f.Value != "de" {
+					t.Errorf("%s: accept-language %q, want the caller's", name, f.Value)
+				}
+			}
+			if index(tpl, f.Name) >= 0 {
+				n++
+			}
+		}
+		if got, want := h[len(h)-3:], (fields.Header{{Name: "x-custom", Value: "1"}, {Name: "x-other", Value: "2"}, {Name: "x-guise", Value: "3"}}); !slices.Equal(got, want) {
+			t.Errorf("%s: last fields %q, want %q", name, got, want)
+		}
+		if n != len(h)-3 {
+			t.Errorf("%s: %d of %d fields from the template, want all but the last 3", name, n, len(h))
+		}
+	}
+}
