@@ -425,3 +425,19 @@ func BenchmarkHuffmanDecode(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHPACKDecodeNginx decodes nginx's response header block again
+// and again, as a connection does for every response (its date changes
+// once a second, so it is the same block here).
+func BenchmarkHPACKDecodeNginx(b *testing.B) {
+	blk := nginxBlock("Mon, 30 Nov 2026 05:00:00 GMT", `"6553a1b2-64"`)
+	d := newHDecoder(4096, 0)
+	n := 0
+	emit := func(hpack.HeaderField) { n++ }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := d.decode(blk, emit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
