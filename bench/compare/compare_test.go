@@ -18,8 +18,8 @@ func TestPick(t *testing.T) {
 	if err != nil || len(got) != len(all) {
 		t.Errorf("pick all: %d, %v", len(got), err)
 	}
-	got, err = pick(all, "upload-64m,small-c1")
-	if err != nil || len(got) != 2 || got[0].Name != "upload-64m" || got[1].Name != "small-c1" {
+	got, err = pick(all, "upload-scaling,small-c1")
+	if err != nil || len(got) != 2 || got[0].Name != "upload-scaling" || got[1].Name != "small-c1" {
 		t.Errorf("pick two: %v, %v", got, err)
 	}
 	if _, err := pick(all, "small-c1,nope"); err == nil {

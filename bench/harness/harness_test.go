@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,7 +45,7 @@ func testScenarios() []Scenario {
 			sc.Upload = 5<<20 + 3
 		}
 		out = append(out, sc)
-		if sc.Conc == 1 {
+		if sc.Conc == 1 && !sc.Paired {
 			sc.Name += "-c4"
 			sc.Conc = 4
 			out = append(out, sc)
@@ -71,8 +72,15 @@ func TestClientsMoveTheRightBytes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s.Ops != int64(count) || s.Bytes != int64(count)*sc.Payload() {
-					t.Errorf("ops %d, bytes %d; want %d, %d", s.Ops, s.Bytes, count, int64(count)*sc.Payload())
+				want := int64(count) * sc.Payload()
+				if sc.Paired { // the smaller, the larger, the smaller
+					want = int64(sc.Upload/2)*2 + int64(sc.Upload)
+					if s.Sizes[0].Ops != 2 || s.Sizes[1].Ops != 1 || s.PairRatio() <= 0 {
+						t.Errorf("sizes %+v", s.Sizes)
+					}
+				}
+				if s.Ops != int64(count) || s.Bytes != want {
+					t.Errorf("ops %d, bytes %d; want %d, %d", s.Ops, s.Bytes, count, want)
 				}
 				if s.Conns < 1 {
 					t.Errorf("server accepted %d connections", s.Conns)
@@ -111,6 +119,10 @@ type fakeClient struct {
 	n     int64 // body length to report
 	fail  int64 // the call that fails; 0: none
 	block chan struct{}
+	// echo makes Post answer its body's length, after perByte for each
+	// byte.
+	echo    bool
+	perByte time.Duration
 	// uncancelled counts calls after the failing one that were not ended
 	// by the round's context within 5 s.
 	uncancelled atomic.Int64
@@ -147,7 +159,40 @@ func (f *fakeClient) Get(ctx context.Context, url string, mode Mode) (int64, err
 
 func (f *fakeClient) Post(ctx context.Context, url string, body []byte) ([]byte, error) {
 	f.calls.Add(1)
+	if f.echo {
+		if f.perByte > 0 {
+			time.Sleep(time.Duration(len(body)) * f.perByte)
+		}
+		return []byte(strconv.Itoa(len(body))), nil
+	}
 	return []byte("7"), nil
+}
+
+// TestRoundPaired: a paired upload scenario sends the smaller size, then
+// the larger, in turn; a turn ends only after a larger one; each size's
+// requests and time are recorded, and their time ratio is the servers'.
+func TestRoundPaired(t *testing.T) {
+	sc := Scenario{Name: "p", Path: "/upload", Upload: 4000, Conc: 1, Bytes: true, Paired: true}
+	// 3 µs a byte: 6 ms for the smaller, 12 ms for the larger.
+	f := &fakeClient{echo: true, perByte: 3 * time.Microsecond}
+	s, err := Round(context.Background(), f, &sc, "http://h", 40*time.Millisecond, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sizes[0].Ops == 0 || s.Sizes[0].Ops != s.Sizes[1].Ops || s.Ops != s.Sizes[0].Ops+s.Sizes[1].Ops {
+		t.Errorf("ops %d, sizes %+v: want whole pairs", s.Ops, s.Sizes)
+	}
+	if s.Bytes != s.Sizes[0].Ops*2000+s.Sizes[1].Ops*4000 {
+		t.Errorf("bytes %d for sizes %+v", s.Bytes, s.Sizes)
+	}
+	if r := s.PairRatio(); r < 1.5 || r > 2.5 {
+		t.Errorf("pair ratio %.2f, want about 2", r)
+	}
+	bad := sc
+	bad.Conc = 2
+	if _, err := Round(context.Background(), f, &bad, "http://h", 0, 2, nil); err == nil {
+		t.Error("a paired scenario with 2 workers ran")
+	}
 }
 
 func (f *fakeClient) Close() error { return nil }

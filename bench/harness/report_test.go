@@ -14,7 +14,12 @@ func sample(ops int64, wall time.Duration, cpu time.Duration, mallocs uint64, by
 func TestMarkdown(t *testing.T) {
 	small := Scenario{Name: "small-c1", Conc: 1, Want: 100}
 	up32 := Scenario{Name: "upload-32m", Conc: 1, Upload: Upload32M, Bytes: true}
-	up64 := Scenario{Name: "upload-64m", Conc: 1, Upload: Upload64M, Bytes: true}
+	up64 := Scenario{Name: "upload-scaling", Conc: 1, Upload: Upload64M, Bytes: true, Paired: true}
+	paired := func(n32 int64, t32 time.Duration, n64 int64, t64 time.Duration) Sample {
+		s := sample(n32+n64, t32+t64, time.Second, 10, n32*Upload32M+n64*Upload64M)
+		s.Sizes = [2]SizeTime{{n32, t32}, {n64, t64}}
+		return s
+	}
 	fb := Scenario{Name: "first-byte-close", Conc: 4, Mode: FirstByte, Want: 1, Count: 10000}
 	results := []Result{
 		{Scenario: small, Client: "guise", Conns: 1, Samples: []Sample{
@@ -27,12 +32,13 @@ func TestMarkdown(t *testing.T) {
 		}},
 		{Scenario: small, Client: "tls-client", Err: errors.New("boom | bad")},
 		{Scenario: up32, Client: "guise", Conns: 1, Samples: []Sample{sample(10, time.Second, time.Second, 10, 10*Upload32M)}},
-		{Scenario: up64, Client: "guise", Conns: 1, Samples: []Sample{sample(4, time.Second, time.Second, 10, 4*Upload64M)}},
+		{Scenario: up64, Client: "guise", Conns: 1, Samples: []Sample{paired(4, 400*time.Millisecond, 4, time.Second)}}, // 2.5
 		{Scenario: up32, Client: "net/http", Conns: 1, Samples: []Sample{sample(10, time.Second, time.Second, 10, 10*Upload32M)}},
 		{Scenario: up64, Client: "net/http", Conns: 1, Samples: []Sample{
-			sample(5, time.Second, time.Second, 10, 5*Upload64M),
-			sample(5, time.Second, time.Second, 10, 5*Upload64M),
-			sample(25, 4*time.Second, time.Second, 10, 25*Upload64M), // fastest: 0.16s
+			paired(5, 500*time.Millisecond, 5, time.Second),          // 2.0
+			paired(2, 200*time.Millisecond, 2, 360*time.Millisecond), // 1.8
+			paired(3, 300*time.Millisecond, 3, 900*time.Millisecond), // 3.0
+			paired(1, 100*time.Millisecond, 0, 0),                    // no pair: left out
 		}},
 		{Scenario: fb, Client: "guise", Conns: 4, Samples: []Sample{sample(5000, time.Second, 0, 0, 5000), sample(5000, time.Second, 0, 0, 5000)}},
 	}
@@ -50,9 +56,8 @@ func TestMarkdown(t *testing.T) {
 		"| small-c1 | net/http | 500 req/s | 500–500 | 1.00 | 40.0 | 1.00 | 40.0 | 1.00 | 1 (1) | 60.0 |",
 		`| small-c1 | tls-client | error: boom \| bad |`,
 		"| upload-32m | guise | 336 MB/s | 336–336 | 1.00 |",
-		"| upload-64m | guise | 268 MB/s | 268–268 | 0.80 | 250000.0 | 1.25 | 2.5 | 1.25 | 1 (1) |",
-		"- guise: 2.50 fastest rounds, TOO HIGH (> 2.2); 2.50 medians",
-		"- net/http: 1.60 fastest rounds, ok (<= 2.2); 2.00 medians",
+		"- guise: 2.50, TOO HIGH (> 2.2); rounds 2.50–2.50",
+		"- net/http: 2.00, ok (<= 2.2); rounds 1.80–3.00",
 		"- guise: 4 connections for 10000 requests, pool size 4",
 	} {
 		if !strings.Contains(out, want) {

@@ -22,6 +22,25 @@ type Sample struct {
 	ServerCPU time.Duration
 	Mallocs   uint64 // heap allocations of this process
 	Conns     int64  // TCP connections the server accepted (-1: unknown)
+	// Sizes are, for a Paired scenario, the requests and their time of
+	// the smaller size [0] and the larger [1].
+	Sizes [2]SizeTime
+}
+
+// SizeTime is the number of requests of one size and the time they took.
+type SizeTime struct {
+	Ops  int64
+	Time time.Duration
+}
+
+// PairRatio returns, for a Paired scenario's sample, the time per request
+// of the larger size over that of the smaller, 0 when either is missing.
+func (s Sample) PairRatio() float64 {
+	a, b := s.Sizes[0], s.Sizes[1]
+	if a.Ops == 0 || b.Ops == 0 || a.Time == 0 {
+		return 0
+	}
+	return (b.Time.Seconds() / float64(b.Ops)) / (a.Time.Seconds() / float64(a.Ops))
 }
 
 // CPUPerOp returns the CPU time per request in microseconds.
@@ -60,11 +79,18 @@ func (s Sample) Rate(bytes bool) float64 {
 // on another's time.
 func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Duration, count int, conns func() (int64, error)) (Sample, error) {
 	url := base + sc.Path
-	var body []byte
-	if sc.Upload > 0 {
-		body = uploadBody(sc.Upload)
+	if sc.Paired && (sc.Conc != 1 || sc.Upload < 2) {
+		return Sample{}, fmt.Errorf("harness: %s: a paired scenario needs one worker and an upload", sc.Name)
 	}
-	want := strconv.FormatInt(int64(sc.Upload), 10)
+	var bodies [2][]byte // the smaller size's, for Paired, and Upload's
+	var wants [2]string
+	if sc.Upload > 0 {
+		bodies[1], wants[1] = uploadBody(sc.Upload), strconv.Itoa(sc.Upload)
+		if sc.Paired {
+			bodies[0], wants[0] = uploadBody(sc.Upload/2), strconv.Itoa(sc.Upload/2)
+		}
+	}
+	var sizes [2]SizeTime
 	runtime.GC()
 
 	var s Sample
@@ -99,20 +125,29 @@ func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Dura
 			var n, b int64
 			defer func() { ops.Add(n); moved.Add(b) }()
 			for {
+				size := 1
+				if sc.Paired {
+					size = int(n % 2) // the smaller first
+				}
 				if count > 0 {
 					if claimed.Add(1) > int64(count) {
 						return
 					}
-				} else if stop.Load() {
+				} else if stop.Load() && (!sc.Paired || size == 0) { // a pair is not cut
 					return
 				}
 				if ctx.Err() != nil {
 					return
 				}
-				k, err := one(ctx, c, sc, url, body, want)
+				t0 := time.Now()
+				k, err := one(ctx, c, sc, url, bodies[size], wants[size])
 				if err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
+				}
+				if sc.Paired { // one worker: no other goroutine writes sizes
+					sizes[size].Ops++
+					sizes[size].Time += time.Since(t0)
 				}
 				n++
 				b += k
@@ -126,6 +161,7 @@ func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Dura
 	s.Mallocs = ms1.Mallocs - ms0.Mallocs
 	s.Ops = ops.Load()
 	s.Bytes = moved.Load()
+	s.Sizes = sizes
 	s.Conns = -1
 	if firstErr != nil {
 		return s, firstErr

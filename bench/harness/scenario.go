@@ -28,6 +28,12 @@ type Scenario struct {
 	// Bytes reports throughput in MB/s of body payload rather than
 	// requests per second.
 	Bytes bool
+	// Paired makes an upload scenario alternate Upload/2 and Upload
+	// bytes, the smaller first and a turn ending only after a larger one,
+	// and record each size's requests and time (Sample.Sizes): the time
+	// ratio of the sizes then comes from requests seconds apart, not from
+	// turns minutes apart on a machine whose speed drifts. Conc must be 1.
+	Paired bool
 }
 
 // Payload is the body bytes one request moves: the upload or the expected
@@ -54,7 +60,7 @@ func Scenarios() []Scenario {
 		{Name: "download-1m", About: "GET /1m (1 MiB, Content-Length), read to the end, 1 worker", Path: "/1m", Want: peer.OneMiBSize, Conc: 1, Bytes: true},
 		{Name: "chunked-8m", About: "GET /chunked8m (8 MiB chunked) copied to io.Discard as it streams, 1 worker", Path: "/chunked8m", Mode: Stream, Want: peer.Chunked8MSize, Conc: 1, Bytes: true},
 		{Name: "upload-32m", About: "POST 32 MiB (Content-Length) to /upload, 1 worker", Path: "/upload", Upload: Upload32M, Conc: 1, Bytes: true},
-		{Name: "upload-64m", About: "POST 64 MiB (Content-Length) to /upload, 1 worker", Path: "/upload", Upload: Upload64M, Conc: 1, Bytes: true},
+		{Name: "upload-scaling", About: "POST 32 MiB and 64 MiB (Content-Length) in turn to /upload, 1 worker; the row is both sizes together, the check below compares their times", Path: "/upload", Upload: Upload64M, Conc: 1, Bytes: true, Paired: true},
 		{Name: "first-byte-close", About: "GET /smallchunked (64 B chunked), read 1 byte, Close; 10,000 requests, 4 workers (pool of 4)", Path: "/smallchunked", Mode: FirstByte, Want: 1, Conc: 4, Count: 10000},
 	}
 }
