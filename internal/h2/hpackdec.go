@@ -42,6 +42,8 @@ type hdecoder struct {
 	// comparison per field instead of a decoding and a copy. Only literals
 	// whose bytes say all they hold are kept: a name by static index or
 	// spelled out, at most memoMax bytes, not never-indexed (sensitive).
+	// The entries keep at most 16 table buffers alive beyond the table's
+	// own (64 KiB, when every entry was stored in another buffer).
 	memo [16]memoEntry
 }
 
