@@ -209,7 +209,7 @@ func TestChunkedB3(t *testing.T) {
 }
 
 // TestUncleanCloseF10: a close-delimited body ended by an unclean close (as
-// crypto/tls reports a FIN without close_notify) is truncated, not complete;
+// tlsfp.Conn reports a FIN without close_notify) is truncated, not complete;
 // a framed body that completed is fine.
 func TestUncleanCloseF10(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,8 +1,11 @@
 package tlsfp
 
 import (
+	"io"
 	"net"
 	"sync"
+
+	utls "github.com/refraction-networking/utls"
 )
 
 // handshakeConn is the net.Conn a uTLS client runs over. During the
@@ -27,6 +30,7 @@ type handshakeConn struct {
 	head        []byte  // the server's first record, while incomplete
 	watching    bool
 	onGroup     func(group uint16)
+	eof         bool // a Read returned io.EOF: the peer's FIN
 }
 
 // maxRecord is the largest record watch collects: a TLS record's largest
@@ -70,7 +74,11 @@ func (c *handshakeConn) Write(p []byte) (int, error) {
 // for the ServerHello.
 func (c *handshakeConn) Read(p []byte) (int, error) {
 	if !c.inHandshake {
-		return c.Conn.Read(p)
+		n, err := c.Conn.Read(p)
+		if err == io.EOF {
+			c.eof = true
+		}
+		return n, err
 	}
 	if err := c.flush(); err != nil {
 		return 0, err
@@ -90,6 +98,32 @@ func (c *handshakeConn) flush() error {
 	_, err := c.Conn.Write(*c.out)
 	*c.out = (*c.out)[:0]
 	return err
+}
+
+// Conn is the connection Handshake returns: uTLS's, whose Read reports a
+// close without close_notify as io.ErrUnexpectedEOF.
+//
+// uTLS, like crypto/tls, returns io.EOF both for the peer's close_notify
+// alert and for a TCP FIN at a record boundary without one (RFC 8446 6.1
+// makes the latter an error; crypto/tls accepts it because sites do it).
+// A reader of a body delimited by the close alone (HTTP/1.0 style) must
+// tell them apart: only close_notify says nobody cut the body short. uTLS
+// reads the FIN only when it needs more bytes for a record, so an io.EOF
+// from uTLS after its reader saw the FIN is the unclean close; after a
+// close_notify, uTLS has what it needs and reads no further.
+type Conn struct {
+	*utls.UConn
+	raw *handshakeConn
+}
+
+// Read reads application data; a close without close_notify ends it with
+// io.ErrUnexpectedEOF instead of io.EOF.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.UConn.Read(p)
+	if err == io.EOF && c.raw.eof {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // done ends the handshake mode: what is held is written (the last flight,

@@ -2,6 +2,7 @@ package tlsfp
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"io"
 	"net"
@@ -110,4 +111,41 @@ func FuzzServerHelloGroup(f *testing.F) {
 			t.Fatalf("watch reported %d times (last %d); direct parse %d, %v", calls, got, want, wantOK)
 		}
 	})
+}
+
+// TestConnReadTellsUncleanClose: Conn.Read ends with io.EOF after the
+// server's close_notify, and with io.ErrUnexpectedEOF when the server only
+// closes TCP (at a record boundary, where uTLS itself says io.EOF); the
+// data before either is delivered.
+func TestConnReadTellsUncleanClose(t *testing.T) {
+	pki := testCerts(t)
+	for _, clean := range []bool{true, false} {
+		addr := fakeServer(t, func(c net.Conn, hello []byte) {
+			tc := tls.Server(&prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(hello), c)},
+				&tls.Config{Certificates: []tls.Certificate{pki.leaf}})
+			if err := tc.Handshake(); err != nil {
+				return
+			}
+			tc.Write([]byte("data"))
+			if clean {
+				tc.Close() // close_notify, then the FIN
+			} // else the FIN alone, when fakeServer closes c
+		})
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(c) // ReadAll takes io.EOF as the end
+		c.Close()
+		if string(got) != "data" {
+			t.Errorf("clean %v: read %q, want data", clean, got)
+		}
+		if clean && err != nil || !clean && err != io.ErrUnexpectedEOF {
+			t.Errorf("clean %v: the end read as %v", clean, err)
+		}
+	}
 }

@@ -119,7 +119,7 @@ type State struct {
 // verified against the certificate unless InsecureSkipVerify). ctx bounds
 // the handshake; once it returns, ctx no longer matters.
 //
-// On success the returned conn (a *utls.UConn) owns nc. On failure nc is
+// On success the returned conn (a *Conn) owns nc. On failure nc is
 // closed and the error is a *HandshakeError (see it for the causes callers
 // can test with errors.Is and errors.As), or a configuration error before
 // anything was sent.
@@ -154,7 +154,7 @@ func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config)
 		uc.Close()
 		return nil, State{}, &HandshakeError{ServerName: serverName, Err: ErrALPN}
 	}
-	return uc, st, nil
+	return &Conn{UConn: uc, raw: hc}, st, nil
 }
 
 // runHandshake runs uc's handshake over nc, bounded by ctx. uTLS given a
