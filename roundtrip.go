@@ -125,6 +125,13 @@ func validHeader(h Header) error {
 		if !fields.ValidValue(f.Value) {
 			return fmt.Errorf("%w: invalid value for header field %q", ErrRefusedToSend, f.Name)
 		}
+		if len(f.Name) == len("proxy-authorization") && fields.EqualFold(f.Name, "proxy-authorization") {
+			// Through a tunnel it would reach the origin, and a redirect
+			// may take the request through another proxy or none
+			// (RELIABILITY P-06): a proxy's credentials go in its URL,
+			// and guise sends them to that proxy only.
+			return fmt.Errorf("%w: a request may not carry Proxy-Authorization; give the proxy's credentials in its URL", ErrRefusedToSend)
+		}
 	}
 	return nil
 }

@@ -214,6 +214,9 @@ func TestBadInputIsRefusedBeforeSending(t *testing.T) {
 		{URL: ts.URL, Method: "G T"},
 		{URL: "http://exa mple.com/"},
 		{URL: "http:///nohost"},
+		// RELIABILITY P-06: proxy credentials come from the proxy's URL.
+		{URL: ts.URL, Header: Header{{Name: "Proxy-Authorization", Value: "Basic c2VjcmV0"}}},
+		{URL: ts.URL, Header: Header{{Name: "proxy-authorization", Value: "Bearer t"}}},
 	}
 	for i, req := range cases {
 		_, err := s.Do(context.Background(), req)
