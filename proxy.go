@@ -135,15 +135,34 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "1080")
 }
 
-// envProxy is the proxy the environment names for req's URL, or "".
-func envProxy(req *Request) (string, error) {
-	u, err := req.parse()
-	if err != nil {
-		return "", err
-	}
+// envProxy is the proxy the environment names for u, or "".
+func envProxy(u *parsedURL) (string, error) {
 	pu, err := proxy.ForURL(u.url(), os.Getenv)
 	if err != nil || pu == nil {
 		return "", err
 	}
 	return pu.String(), nil
+}
+
+// hopOptions returns the options for a redirect hop to u: o itself, or,
+// when o's proxy came from the environment, a copy with the proxy the
+// environment names for u. An http to https redirect then goes through
+// HTTPS_PROXY instead of HTTP_PROXY (with that proxy's credentials, not the
+// first one's), and a hop to a NO_PROXY host goes direct (RELIABILITY P-06).
+func hopOptions(o *options, u *parsedURL) (*options, error) {
+	if !o.proxyEnv {
+		return o, nil
+	}
+	p, err := envProxy(u)
+	if err != nil {
+		return nil, err
+	}
+	c := *o
+	c.proxy = nil
+	if p != "" {
+		if c.proxy, err = parseRoute(p); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
 }

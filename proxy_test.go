@@ -2,11 +2,15 @@ package guise
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/guise-http/guise/fingerprint"
@@ -173,5 +177,105 @@ func TestProxyFromEnvironment(t *testing.T) {
 	}
 	if _, err := e.Get(context.Background(), "http://skip.test:1/"); err == nil || len(seen) != 1 {
 		t.Fatalf("NO_PROXY host went to the proxy (%v, %q)", err, seen)
+	}
+}
+
+// TestRedirectToAnotherProxyKeepsCredentialsApart (RELIABILITY P-06): a
+// redirect from http to https moves the request from HTTP_PROXY to
+// HTTPS_PROXY; the first proxy's credentials go to the first proxy only,
+// and the second gets its own, or none.
+func TestRedirectToAnotherProxyKeepsCredentialsApart(t *testing.T) {
+	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Proxy-Authorization") != "" {
+			w.WriteHeader(500)
+		}
+		io.WriteString(w, "origin")
+	}))
+	defer origin.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+
+	var mu sync.Mutex
+	var seenA, seenB []string // Proxy-Authorization each proxy received
+	// Proxy A (HTTP_PROXY): answers the absolute-form request itself with
+	// a redirect to the https origin.
+	proxyA := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seenA = append(seenA, r.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		// A name, not the loopback address the environment's proxies
+		// never take; proxy B knows where it is.
+		http.Redirect(w, r, "https://example.com:"+portOf(origin.Listener.Addr())+"/landed", http.StatusFound)
+	}))
+	// Proxy B (HTTPS_PROXY): tunnels CONNECT to the origin.
+	proxyB := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seenB = append(seenB, r.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		if r.Method != http.MethodConnect {
+			w.WriteHeader(405)
+			return
+		}
+		if r.Host != "example.com:"+portOf(origin.Listener.Addr()) {
+			w.WriteHeader(403)
+			return
+		}
+		up, err := net.Dial("tcp", origin.Listener.Addr().String())
+		if err != nil {
+			w.WriteHeader(502)
+			return
+		}
+		defer up.Close()
+		w.WriteHeader(200)
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		go io.Copy(up, brw)
+		io.Copy(c, up)
+	}))
+	defer proxyB.Close()
+
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	for _, tc := range []struct {
+		name       string
+		httpsProxy string
+		wantB      string
+	}{
+		{"second proxy without credentials", proxyB.URL, ""},
+		{"second proxy with its own", strings.Replace(proxyB.URL, "http://", "http://bob:two@", 1), basic("bob", "two")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			seenA, seenB = nil, nil
+			mu.Unlock()
+			t.Setenv("HTTP_PROXY", strings.Replace(proxyA.URL, "http://", "http://alice:one@", 1))
+			t.Setenv("http_proxy", "")
+			t.Setenv("HTTPS_PROXY", tc.httpsProxy)
+			t.Setenv("https_proxy", "")
+			t.Setenv("NO_PROXY", "")
+			t.Setenv("no_proxy", "")
+			s := &Session{ProxyFromEnvironment: true, RootCAs: roots}
+			defer s.Close()
+			resp, err := s.Get(context.Background(), "http://start.test:1/go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := resp.Bytes()
+			if resp.StatusCode != 200 || string(b) != "origin" {
+				t.Fatalf("%d %q", resp.StatusCode, b)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seenA) != 1 || seenA[0] != basic("alice", "one") {
+				t.Errorf("proxy A saw Proxy-Authorization %q, want alice's once", seenA)
+			}
+			if len(seenB) != 1 || seenB[0] != tc.wantB {
+				t.Errorf("proxy B saw Proxy-Authorization %q, want %q once", seenB, tc.wantB)
+			}
+		})
 	}
 }

@@ -150,7 +150,13 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 				xs = append(xs, fields.Field{Name: "Sec-Fetch-Site", Value: site})
 			}
 		}
-		resp, err := st.roundTrip(ctx, hop, o, xs)
+		ho := o
+		if hop != req {
+			if ho, err = hopOptions(o, u); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := st.roundTrip(ctx, hop, ho, xs)
 		if err != nil {
 			return nil, err
 		}

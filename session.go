@@ -160,7 +160,12 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 	}
 	p := pick(req.Proxy, s.Proxy)
 	if p == "" && s.ProxyFromEnvironment {
-		if p, err = envProxy(req); err != nil {
+		o.proxyEnv = true
+		u, err := req.parse()
+		if err != nil {
+			return options{}, err
+		}
+		if p, err = envProxy(u); err != nil {
 			return options{}, err
 		}
 	}

@@ -147,6 +147,9 @@ type options struct {
 	rootsID  string // rootsID(rootCAs)
 	trust    TrustStore
 	isolated bool // no pool: a new connection per request, closed after
+	// proxyEnv: proxy came from the environment (ProxyFromEnvironment),
+	// which names it per URL, so each redirect hop looks it up again.
+	proxyEnv bool
 }
 
 // conn is one connection: HTTP/1.1 (pooled one request at a time) or
