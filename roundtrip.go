@@ -22,7 +22,8 @@ import (
 // response head. x holds the fields guise computes for this request
 // (Cookie, Referer, Sec-Fetch-Site). It retries once, on a new connection, a
 // replayable request whose reused connection turned out to be closed by the
-// server, or whose HTTP/2 stream the server refused unprocessed.
+// server, or whose HTTP/2 stream the server refused unprocessed (then on a
+// new connection).
 func (st *transportState) roundTrip(ctx context.Context, req *Request, o *options, x fields.Header) (*Response, error) {
 	method := req.method()
 	if !validMethod(method) {
@@ -46,11 +47,20 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	trace := httptrace.ContextClientTrace(ctx)
 	var tm Timings
 	tm.Start = time.Now()
+	fresh := false // the retry of a request HTTP/2 left unprocessed
 	for attempt := 0; ; attempt++ {
 		if trace != nil && trace.GetConn != nil {
 			trace.GetConn(u.addr)
 		}
-		c, reused, err := st.getConn(ctx, key, o, trace, tm.Start)
+		var c *conn
+		var reused bool
+		if fresh && !o.isolated {
+			// A new connection: the one that refused the stream (or
+			// went away) may refuse it again.
+			c, reused, err = st.h2Dial(ctx, key, o, trace)
+		} else {
+			c, reused, err = st.getConn(ctx, key, o, trace, tm.Start)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +79,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 				return resp, nil
 			}
 			if attempt == 0 && (replayable || b.r == nil) && h2.CanRetry(err) && ctx.Err() == nil {
+				fresh = true
 				continue
 			}
 			return nil, classify(ctx, err)
