@@ -283,6 +283,50 @@ func TestTimeouts(t *testing.T) {
 			t.Fatalf("err = %v, want TimeoutError{body idle}", err)
 		}
 	})
+	t.Run("total while reading an endless body", func(t *testing.T) {
+		// RELIABILITY L-08: the body never ends; Timeout ends it, and
+		// the connection is not kept.
+		endless := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			chunk := bytes.Repeat([]byte("e"), 4096)
+			for i := 0; i < 100000; i++ { // bounded: about 400 MB, far past the timeout
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				if r.Context().Err() != nil {
+					return
+				}
+			}
+		}))
+		s := &Session{Timeout: 200 * time.Millisecond}
+		defer s.Close()
+		start := time.Now()
+		resp, err := s.Get(context.Background(), endless.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		var te *TimeoutError
+		var ge *Error
+		if !errors.As(err, &te) || te.Phase != PhaseTotal || !errors.As(err, &ge) || !ge.Timeout() {
+			t.Fatalf("after %d bytes: err = %v, want *Error with TimeoutError{total}", n, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("the timeout of 200ms ended the body after %v", d)
+		}
+		// A new request gets a new connection: the interrupted one was
+		// not kept.
+		before := endless.conns.Load()
+		resp, err = s.Get(context.Background(), endless.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if endless.conns.Load() != before+1 {
+			t.Errorf("connections %d → %d: the timed-out connection was reused", before, endless.conns.Load())
+		}
+	})
 	t.Run("context cancel", func(t *testing.T) {
 		var s Session
 		defer s.Close()
