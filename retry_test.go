@@ -250,3 +250,35 @@ func TestRefusedStreamRetriedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepAliveTimeoutHonoured (RELIABILITY X-08): a server that answers
+// with Keep-Alive: timeout=1 closes an idle connection after a second; guise
+// reuses the connection soon after a response, and opens a new one once it
+// has been idle for half of that, rather than send a request the server may
+// be closing the connection under.
+func TestKeepAliveTimeoutHonoured(t *testing.T) {
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Keep-Alive", "timeout=1")
+		io.WriteString(w, "ok")
+	}))
+	s := &Session{}
+	defer s.Close()
+	get := func() {
+		t.Helper()
+		resp, err := s.Get(context.Background(), ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Bytes()
+	}
+	get()
+	get() // at once: the same connection
+	if n := ts.conns.Load(); n != 1 {
+		t.Fatalf("%d connections for two requests in a row, want 1", n)
+	}
+	time.Sleep(600 * time.Millisecond) // past half of timeout=1
+	get()
+	if n := ts.conns.Load(); n != 2 {
+		t.Fatalf("%d connections after 600ms idle under Keep-Alive: timeout=1, want 2", n)
+	}
+}

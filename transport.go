@@ -262,10 +262,22 @@ func (c *conn) releaseAt(reusable bool, now time.Time) {
 	case !c.pooled:
 		c.h1.Close()
 	case reusable:
-		c.st.pool.PutAt(c.key, c, now)
+		c.st.pool.PutIdle(c.key, c, now, keepAliveTTL(c.h1.IdleTimeout()))
 	default:
 		c.st.pool.Drop(c.key)
 	}
+}
+
+// keepAliveTTL is how long guise keeps an HTTP/1.1 connection idle whose
+// server announced Keep-Alive: timeout=d (0: no limit of its own): a
+// second, or half of d when that is less, before the server would close it,
+// so that a request does not go out on a connection the server is closing
+// (RELIABILITY X-08).
+func keepAliveTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d - min(d/2, time.Second)
 }
 
 // getConn returns a connection for key: an HTTP/2 connection with a stream

@@ -70,9 +70,12 @@ type Conn struct {
 	active   bool   // a request is in flight (RoundTrip or its body)
 	broken   bool   // closed or not reusable
 	noReuse  bool   // this request must not be followed by another
-	wrunning bool
-	wsrcErr  error // the request body source failed (set by the writer)
-	dlSet    bool  // a read deadline may be set on nc
+	// keepAlive is the idle timeout the last response's Keep-Alive field
+	// announced, 0 if none (see IdleTimeout).
+	keepAlive time.Duration
+	wrunning  bool
+	wsrcErr   error // the request body source failed (set by the writer)
+	dlSet     bool  // a read deadline may be set on nc
 
 	closed   atomic.Bool
 	wflushed atomic.Bool // the writer goroutine wrote the whole body
@@ -111,6 +114,13 @@ func NewConn(nc net.Conn, cfg *Config) *Conn {
 // an error the connection is already closed and fn is not called. Call
 // SetRelease before RoundTrip, not concurrently with it.
 func (c *Conn) SetRelease(fn func(c *Conn, reusable bool)) { c.release = fn }
+
+// IdleTimeout returns how long the server said, in the last response's
+// Keep-Alive field (timeout=N), that it keeps the connection open while
+// idle; 0 when it did not say. A pool should not reuse the connection once
+// it has been idle about that long: the server may close it as the next
+// request goes out.
+func (c *Conn) IdleTimeout() time.Duration { return c.keepAlive }
 
 // SetAlloc sets fn to make the Response of RoundTripNew once the final head
 // has been parsed: nfields is its number of header fields, and the fields

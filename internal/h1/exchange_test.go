@@ -417,9 +417,10 @@ func TestKeepAliveX08(t *testing.T) {
 	}{
 		{"timeout=1, max=2", time.Second, 2},
 		{"Timeout = 5 ,MAX=100", 5 * time.Second, 100},
-		{"max=-1, timeout=x", 0, 0},
-		{"timeout=\"7\"", 7 * time.Second, 0},
-		{"", 0, 0},
+		{"max=-1, timeout=x", 0, -1},
+		{"timeout=\"7\"", 7 * time.Second, -1},
+		{"max=0", 0, 0},
+		{"", 0, -1},
 	} {
 		d, m := KeepAlive(hdr("Content-Length", "0", "Keep-Alive", tc.v))
 		if d != tc.timeout || m != tc.max {

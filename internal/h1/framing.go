@@ -1,6 +1,9 @@
 package h1
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // bodyKind is how a response body is delimited.
 type bodyKind uint8
@@ -19,6 +22,9 @@ type framing struct {
 	n     int64 // bodyLength: the length
 	cl    int64 // what Response.ContentLength reports
 	reuse bool  // the connection may carry another request after the body
+	// keepAlive is the Keep-Alive field's timeout (0: none given): how long
+	// the server keeps the idle connection.
+	keepAlive time.Duration
 }
 
 // frame decides the body framing of a final response per RFC 9112 section
@@ -33,6 +39,8 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 		hasTE, teChunked     bool
 		connClose, keepAlive bool
 		nChunked             int
+		kaTimeout            time.Duration
+		kaMax                = -1
 	)
 	for _, sp := range hdr {
 		name, v := block[sp.ns:sp.ne], block[sp.vs:sp.ve]
@@ -57,6 +65,8 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 		case eqFold(name, "connection"):
 			connClose = connClose || hasToken(v, "close")
 			keepAlive = keepAlive || hasToken(v, "keep-alive")
+		case eqFold(name, "keep-alive"):
+			kaTimeout, kaMax = keepAliveParams(v, kaTimeout, kaMax)
 		}
 	}
 	if hasTE && http10 {
@@ -65,7 +75,9 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 	if nChunked > 1 {
 		return framing{}, &ProtocolError{Kind: "transfer-encoding", Detail: "chunked applied more than once"}
 	}
-	f := framing{reuse: !connClose && (!http10 || keepAlive)}
+	// Keep-Alive max=0: the server takes no further request on the
+	// connection (RELIABILITY X-08).
+	f := framing{reuse: !connClose && (!http10 || keepAlive) && kaMax != 0, keepAlive: kaTimeout}
 	switch {
 	case head:
 		f.kind, f.cl = bodyNone, cl

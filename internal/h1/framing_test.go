@@ -56,6 +56,9 @@ func TestFramingB2(t *testing.T) {
 		{id: "F-15", name: "CONNECT 200 with CL", method: "CONNECT", resp: ok + "Content-Length: 5\r\n\r\n", status: 200, body: "", reuse: false},
 		{id: "F-16", name: "101 terminal", resp: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", kind: "status"},
 		{id: "F-16", name: "200 with Upgrade", resp: ok + "Upgrade: h2c\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok", reuse: true},
+		{id: "X-08", name: "Keep-Alive max=0", resp: ok + "Keep-Alive: timeout=5, max=0\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok", reuse: false},
+		{id: "X-08", name: "Keep-Alive max=3", resp: ok + "Keep-Alive: timeout=5, max=3\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok", reuse: true},
+		{id: "X-08", name: "HTTP/1.0 keep-alive, max=0", resp: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: max=0\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok", reuse: false},
 	})
 }
 

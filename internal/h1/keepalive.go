@@ -1,7 +1,7 @@
 package h1
 
 import (
-	"strings"
+	"bytes"
 	"time"
 
 	"github.com/guise-http/guise/internal/fields"
@@ -10,30 +10,38 @@ import (
 // KeepAlive reads the Keep-Alive response field (RFC 2068 section 19.7.1.1,
 // still sent by many servers): the idle timeout the server keeps the
 // connection for and the number of requests it still accepts on it. A zero
-// result means the parameter was absent or invalid. A pool should retire a
-// connection before either runs out.
+// timeout means none was given; max is -1 when none was given. The engine
+// honours both: max=0 retires the connection after this response, and
+// Conn.KeepAlive reports the timeout for the pool.
 func KeepAlive(h fields.Header) (timeout time.Duration, max int) {
+	max = -1
 	for _, f := range h {
-		if !fields.EqualFold(f.Name, "keep-alive") {
+		if fields.EqualFold(f.Name, "keep-alive") {
+			timeout, max = keepAliveParams([]byte(f.Value), timeout, max)
+		}
+	}
+	return timeout, max
+}
+
+// keepAliveParams reads the timeout and max parameters of one Keep-Alive
+// field value into timeout and max; invalid ones are ignored.
+func keepAliveParams(v []byte, timeout time.Duration, max int) (time.Duration, int) {
+	for rest, more := v, true; more; {
+		var el []byte
+		el, rest, more = cutComma(rest)
+		i := bytes.IndexByte(el, '=')
+		if i < 0 {
 			continue
 		}
-		for rest, more := []byte(f.Value), true; more; {
-			var el []byte
-			el, rest, more = cutComma(rest)
-			k, v, ok := strings.Cut(string(el), "=")
-			if !ok {
-				continue
-			}
-			n, ok := parseDigits(strings.Trim(v, " \t\""))
-			if !ok || n > 1<<31 {
-				continue
-			}
-			switch strings.ToLower(strings.Trim(k, " \t")) {
-			case "timeout":
-				timeout = time.Duration(n) * time.Second
-			case "max":
-				max = int(n)
-			}
+		n, ok := parseDigits(bytes.Trim(el[i+1:], " \t\""))
+		if !ok || n > 1<<31 {
+			continue
+		}
+		switch k := bytes.Trim(el[:i], " \t"); {
+		case eqFold(k, "timeout"):
+			timeout = time.Duration(n) * time.Second
+		case eqFold(k, "max"):
+			max = int(n)
 		}
 	}
 	return timeout, max

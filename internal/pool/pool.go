@@ -56,6 +56,16 @@ type Pool[C Conn] struct {
 type idleConn[C Conn] struct {
 	c     C
 	since time.Time
+	ttl   time.Duration // 0: the pool's IdleTimeout
+}
+
+// expired reports whether ic has been idle too long as of now.
+func (p *Pool[C]) expired(ic *idleConn[C], now time.Time) bool {
+	limit := p.idleTimeout()
+	if ic.ttl > 0 && ic.ttl < limit {
+		limit = ic.ttl
+	}
+	return now.Sub(ic.since) >= limit
 }
 
 type entry[C Conn] struct {
@@ -190,7 +200,7 @@ func (p *Pool[C]) popIdle(e *entry[C], now time.Time) (c C, ok bool, expired []C
 		ic := e.idle[n-1]
 		e.idle[n-1] = idleConn[C]{}
 		e.idle = e.idle[:n-1]
-		if now.Sub(ic.since) < p.idleTimeout() {
+		if !p.expired(&ic, now) {
 			return ic.c, true, expired
 		}
 		e.open--
@@ -213,7 +223,12 @@ func (p *Pool[C]) Put(key Key, c C) {
 
 // PutAt is Put for a caller that has just read the clock: the connection is
 // idle since now.
-func (p *Pool[C]) PutAt(key Key, c C, now time.Time) {
+func (p *Pool[C]) PutAt(key Key, c C, now time.Time) { p.PutIdle(key, c, now, 0) }
+
+// PutIdle is PutAt for a connection that may stay idle for at most ttl
+// (when shorter than IdleTimeout; 0: IdleTimeout), as an HTTP/1.1 server
+// says with Keep-Alive: timeout=N.
+func (p *Pool[C]) PutIdle(key Key, c C, now time.Time, ttl time.Duration) {
 	p.mu.Lock()
 	e := p.lookup(key)
 	if p.closed || e == nil {
@@ -235,7 +250,7 @@ func (p *Pool[C]) PutAt(key Key, c C, now time.Time) {
 		c.Close()
 		return
 	}
-	e.idle = append(e.idle, idleConn[C]{c: c, since: now})
+	e.idle = append(e.idle, idleConn[C]{c: c, since: now, ttl: ttl})
 	p.armTimer()
 	p.mu.Unlock()
 }
@@ -302,7 +317,7 @@ func (p *Pool[C]) evict() {
 	for key, e := range p.keys {
 		kept := e.idle[:0]
 		for _, ic := range e.idle {
-			if now.Sub(ic.since) >= p.idleTimeout() {
+			if p.expired(&ic, now) {
 				toClose = append(toClose, ic.c)
 				e.open--
 				continue

@@ -173,6 +173,35 @@ func TestIdleTimeoutEvicts(t *testing.T) {
 	}
 }
 
+// TestPutIdleTTL: a connection put back with a ttl shorter than the pool's
+// IdleTimeout is reused within it and closed, not handed out, past it.
+func TestPutIdleTTL(t *testing.T) {
+	p := Pool[*fakeConn]{IdleTimeout: time.Hour}
+	defer p.Close()
+	var d dialer
+	t0 := time.Now()
+	a, _, _ := d.get(context.Background(), &p, key)
+	p.PutIdle(key, a, t0, time.Second)
+	if c, ok, err := p.GetAt(context.Background(), key, t0.Add(900*time.Millisecond)); err != nil || !ok || c != a {
+		t.Fatalf("within the ttl: %v %v %v, want the idle connection", c, ok, err)
+	}
+	p.PutIdle(key, a, t0, time.Second)
+	c, ok, err := p.GetAt(context.Background(), key, t0.Add(time.Second))
+	if err != nil || ok || c != nil || !a.closed.Load() {
+		t.Fatalf("past the ttl: %v %v %v (closed %v), want a slot to dial and the old one closed", c, ok, err, a.closed.Load())
+	}
+	p.Drop(key)
+	// A ttl longer than IdleTimeout does not extend it.
+	q := Pool[*fakeConn]{IdleTimeout: time.Second}
+	defer q.Close()
+	b, _, _ := d.get(context.Background(), &q, key)
+	q.PutIdle(key, b, t0, time.Hour)
+	if _, ok, _ := q.GetAt(context.Background(), key, t0.Add(2*time.Second)); ok || !b.closed.Load() {
+		t.Fatalf("past IdleTimeout: reused %v, closed %v", ok, b.closed.Load())
+	}
+	q.Drop(key)
+}
+
 func TestCloseReleasesWaitersAndIdle(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 1}
 	var d dialer
