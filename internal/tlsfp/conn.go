@@ -31,6 +31,43 @@ type handshakeConn struct {
 	watching    bool
 	onGroup     func(group uint16)
 	eof         bool // a Read returned io.EOF: the peer's FIN
+
+	// The records read since the handshake or since uTLS last returned
+	// application data (see countRecords), and the state of the record
+	// being read (hdr collects a split header; left is the rest of the
+	// record's body), followed from the server's first byte, as uTLS may
+	// read past the handshake's last record.
+	quiet int
+	hdr   [5]byte
+	nhdr  int
+	left  int
+}
+
+// maxQuietRecords is how many records in a row a server may send after the
+// handshake without application data: session tickets, KeyUpdates, empty
+// records. BoringSSL allows 32 KeyUpdates in a row; browsers see a few
+// tickets.
+const maxQuietRecords = 64
+
+// countRecords follows the record boundaries in b, the next bytes read
+// from the server, and counts the records that begin in it.
+func (c *handshakeConn) countRecords(b []byte) {
+	for len(b) > 0 {
+		if c.left > 0 {
+			n := min(c.left, len(b))
+			c.left -= n
+			b = b[n:]
+			continue
+		}
+		n := copy(c.hdr[c.nhdr:], b)
+		c.nhdr += n
+		b = b[n:]
+		if c.nhdr == len(c.hdr) {
+			c.nhdr = 0
+			c.left = int(c.hdr[3])<<8 | int(c.hdr[4])
+			c.quiet++
+		}
+	}
 }
 
 // maxRecord is the largest record watch collects: a TLS record's largest
@@ -78,6 +115,10 @@ func (c *handshakeConn) Read(p []byte) (int, error) {
 		if err == io.EOF {
 			c.eof = true
 		}
+		c.countRecords(p[:n])
+		if c.quiet > maxQuietRecords {
+			return n, ErrRecordFlood
+		}
 		return n, err
 	}
 	if err := c.flush(); err != nil {
@@ -87,6 +128,7 @@ func (c *handshakeConn) Read(p []byte) (int, error) {
 	if c.watching && n > 0 {
 		c.watch(p[:n])
 	}
+	c.countRecords(p[:n]) // to know where records begin once it is over
 	return n, err
 }
 
@@ -101,7 +143,8 @@ func (c *handshakeConn) flush() error {
 }
 
 // Conn is the connection Handshake returns: uTLS's, whose Read reports a
-// close without close_notify as io.ErrUnexpectedEOF.
+// close without close_notify as io.ErrUnexpectedEOF, and ends a flood of
+// records without application data with ErrRecordFlood.
 //
 // uTLS, like crypto/tls, returns io.EOF both for the peer's close_notify
 // alert and for a TCP FIN at a record boundary without one (RFC 8446 6.1
@@ -120,6 +163,12 @@ type Conn struct {
 // io.ErrUnexpectedEOF instead of io.EOF.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.UConn.Read(p)
+	if n > 0 {
+		// Application data: the records so far were not a flood. The
+		// record being read, if any, counts as the first of the next run
+		// (it may be the rest of this one's data, which is no matter).
+		c.raw.quiet = 0
+	}
 	if err == io.EOF && c.raw.eof {
 		err = io.ErrUnexpectedEOF
 	}
@@ -137,6 +186,7 @@ func (c *handshakeConn) done() error {
 		c.out = nil
 	}
 	c.inHandshake, c.watching, c.head, c.onGroup = false, false, nil, nil
+	c.quiet = 0 // the handshake's records are not a flood
 	return err
 }
 

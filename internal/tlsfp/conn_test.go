@@ -149,3 +149,25 @@ func TestConnReadTellsUncleanClose(t *testing.T) {
 		}
 	}
 }
+
+// TestCountRecords: record boundaries are followed whatever the reads'
+// sizes: headers and bodies split across reads, several records in one.
+func TestCountRecords(t *testing.T) {
+	var stream []byte
+	for i, n := range []int{0, 1, 4, 5, 300, 16384 + 256, 22, 0, 17} {
+		stream = append(stream, 23, 3, 3, byte(n>>8), byte(n))
+		stream = append(stream, bytes.Repeat([]byte{byte(i)}, n)...)
+	}
+	const records = 9
+	for _, size := range []int{1, 2, 3, 5, 7, 64, 1000, len(stream)} {
+		var c handshakeConn
+		for b := stream; len(b) > 0; {
+			n := min(size, len(b))
+			c.countRecords(b[:n])
+			b = b[n:]
+		}
+		if c.quiet != records || c.nhdr != 0 || c.left != 0 {
+			t.Errorf("reads of %d: %d records (header %d, left %d), want %d at a boundary", size, c.quiet, c.nhdr, c.left, records)
+		}
+	}
+}

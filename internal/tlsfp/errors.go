@@ -128,3 +128,9 @@ func classify(ctx context.Context, err error, serverName string) error {
 	}
 	return &HandshakeError{ServerName: serverName, Err: err}
 }
+
+// ErrRecordFlood is the error of a Read when the server sent more than
+// maxQuietRecords records in a row without application data: KeyUpdate
+// messages, session tickets, empty records (RELIABILITY T-08). uTLS follows
+// each KeyUpdate, deriving new keys, for as long as the server sends them.
+var ErrRecordFlood = errors.New("tlsfp: too many TLS records without application data")

@@ -182,6 +182,7 @@ func readClientFinished(c *recordConn, transcript hash.Hash, ks *schedule, clien
 		return fmt.Errorf("tls13: handshake data after the client's finished")
 	}
 	c.in, c.out = newDirection(clientApp), newDirection(serverApp)
+	c.outSecret = serverApp
 	return nil
 }
 

@@ -13,6 +13,7 @@ const (
 	msgCertificate            = 11
 	msgCertificateVerify      = 15
 	msgFinished               = 20
+	msgKeyUpdate              = 24
 	msgCompressedCertificate  = 25
 	msgMessageHash            = 254
 	extServerName             = 0

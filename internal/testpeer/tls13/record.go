@@ -75,8 +75,11 @@ type recordConn struct {
 	nc  net.Conn
 	in  *direction // nil: plaintext
 	out *direction
-	hs  []byte // handshake bytes read but not yet returned as a message
-	app []byte // application data read but not yet consumed
+	// outSecret is the server's application traffic secret, which a
+	// KeyUpdate it sends advances.
+	outSecret []byte
+	hs        []byte // handshake bytes read but not yet returned as a message
+	app       []byte // application data read but not yet consumed
 }
 
 // readRecord returns the next record's content type and content, decrypted
@@ -183,6 +186,32 @@ func (c *recordConn) writeRecords(typ byte, data []byte) error {
 	}
 	_, err := c.nc.Write(out)
 	return err
+}
+
+// sendKeyUpdates sends n KeyUpdate messages (RFC 8446 4.6.3), in one
+// record when together is set, else one record each, and advances the
+// server's write keys past them: the next record is protected with the
+// secret n updates on. requested sets their update_requested field.
+func (c *recordConn) sendKeyUpdates(n int, together, requested bool) error {
+	msg := []byte{msgKeyUpdate, 0, 0, 1, 0}
+	if requested {
+		msg[4] = 1
+	}
+	if together {
+		if err := c.writeRecords(recordHandshake, bytes.Repeat(msg, n)); err != nil {
+			return err
+		}
+	}
+	for range n {
+		if !together {
+			if err := c.writeRecords(recordHandshake, msg); err != nil {
+				return err
+			}
+		}
+		c.outSecret = expandLabel(c.outSecret, "traffic upd", nil, hashLen)
+		c.out = newDirection(c.outSecret)
+	}
+	return nil
 }
 
 // sendAlert sends a fatal alert (or close_notify, a warning), ignoring

@@ -5,7 +5,8 @@
 // use: it speaks one cipher suite (TLS_AES_128_GCM_SHA256), one group
 // (x25519, asking for it with a HelloRetryRequest when needed), one
 // signature scheme (ecdsa_secp256r1_sha256), no resumption, no client
-// certificates, no key update; it serves one HTTP/1.1 request per
+// certificates, no key update from the client (it can send its own,
+// Config.KeyUpdates); it serves one HTTP/1.1 request per
 // connection and checks little beyond what its tests need.
 //
 // It is test-support code: only tests import it.
@@ -47,6 +48,14 @@ type Config struct {
 	// Timeout bounds each connection from accept to close; zero means 10
 	// seconds.
 	Timeout time.Duration
+	// KeyUpdates, when > 0, makes the server send that many KeyUpdate
+	// messages after reading the request and before the response: all in
+	// one record with KeyUpdateTogether (which RFC 8446 5.1 forbids, as
+	// handshake data must not span a key change), else one record each.
+	// KeyUpdateRequested sets their update_requested field.
+	KeyUpdates         int
+	KeyUpdateTogether  bool
+	KeyUpdateRequested bool
 }
 
 // DefaultResponse is the response served when Config.Response is nil.
@@ -213,6 +222,11 @@ func (s *Server) serve(nc net.Conn) Result {
 		return r
 	}
 	r.Request = head
+	if n := s.cfg.KeyUpdates; n > 0 {
+		if r.Err = c.sendKeyUpdates(n, s.cfg.KeyUpdateTogether, s.cfg.KeyUpdateRequested); r.Err != nil {
+			return r
+		}
+	}
 	if r.Err = c.writeRecords(recordApplicationData, s.cfg.Response); r.Err != nil {
 		return r
 	}
