@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mccutchen/go-httpbin/v2/httpbin"
@@ -234,4 +236,33 @@ func TestRefererPolicy(t *testing.T) {
 		}
 	}
 	_ = bytes.MinRead
+}
+
+// TestEndlessRedirectsWithLargeHeads (RELIABILITY H1-14): a server that
+// redirects forever, each response with a head just under the limit, gets
+// DefaultMaxRedirects+1 requests and then ErrTooManyRedirects, all on one
+// connection.
+func TestEndlessRedirectsWithLargeHeads(t *testing.T) {
+	const limit = 64 << 10
+	big := strings.Repeat("x", limit-1024)
+	var hits atomic.Int32
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := hits.Add(1)
+		w.Header().Set("X-Big", big)
+		http.Redirect(w, r, fmt.Sprintf("/hop/%d", n), http.StatusFound)
+	}))
+	tr := &Transport{MaxResponseHeaderBytes: limit}
+	defer tr.Close()
+	s := &Session{Transport: tr}
+	defer s.Close()
+	_, err := s.Get(context.Background(), ts.URL+"/hop/0")
+	if !errors.Is(err, ErrTooManyRedirects) {
+		t.Fatalf("err = %v, want ErrTooManyRedirects", err)
+	}
+	if n := hits.Load(); n != DefaultMaxRedirects+1 {
+		t.Errorf("%d requests, want %d", n, DefaultMaxRedirects+1)
+	}
+	if n := ts.conns.Load(); n != 1 {
+		t.Errorf("%d connections for the chain, want 1 (each hop's body drained)", n)
+	}
 }
