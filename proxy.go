@@ -3,7 +3,6 @@ package guise
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -102,24 +101,20 @@ func (st *transportState) dialProxy(ctx context.Context, addr, scheme string, r 
 	if r.http && scheme == "http" {
 		// Plain http:// through an HTTP proxy: no tunnel, the proxy takes
 		// the request in absolute form.
+		op := "dial"
 		nc, err = st.dial(ctx, "tcp", hostPort(r.u))
 		if err == nil && r.u.Scheme == "https" {
-			nc, err = d.TLS(ctx, nc, r.u.Hostname())
+			op = "tls"
+			nc, err = d.TLS(ctx, nc, r.u.Hostname()) // closes nc on failure
 		}
 		if err != nil {
-			return nil, false, &proxy.Error{Proxy: redact(r.u.String()), Op: "dial", Err: err}
+			return nil, false, &proxy.Error{Proxy: redact(r.u.String()), Op: op, Err: err}
 		}
 		return nc, true, nil
 	}
+	// Its errors are *proxy.Error; dialConn tells a timeout's phase.
 	nc, err = d.DialContext(ctx, addr)
-	if err != nil {
-		var pe *proxy.Error
-		if ctx.Err() == nil && errors.As(err, &pe) && pe.Timeout() {
-			return nil, false, &TimeoutError{Phase: PhaseProxy, Err: err}
-		}
-		return nil, false, err
-	}
-	return nc, false, nil
+	return nc, false, err
 }
 
 func hostPort(u *url.URL) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
 )
 
@@ -41,7 +42,8 @@ type Transport struct {
 	// IdleConnTimeout closes a connection idle for longer; 0 means 90s.
 	IdleConnTimeout time.Duration
 
-	// DialTimeout bounds the TCP connect; 0 means 30s.
+	// DialTimeout bounds the TCP connect and, through a proxy, the proxy's
+	// handshake (TLS to an https proxy, CONNECT or SOCKS); 0 means 30s.
 	DialTimeout time.Duration
 	// TLSHandshakeTimeout bounds the TLS handshake; 0 means 10s.
 	TLSHandshakeTimeout time.Duration
@@ -77,6 +79,7 @@ type transportState struct {
 	proxySessions *tlsfp.SessionCache
 	h2s           h2Conns
 	dialer        net.Dialer
+	dialTO        time.Duration // Transport.DialTimeout, or its default
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 	tlsTO         time.Duration
 	headTO        time.Duration
@@ -93,7 +96,7 @@ func (t *Transport) init() *transportState {
 		st.h2s.idle = orDefault(t.IdleConnTimeout, 90*time.Second)
 		st.h1.MaxHeaderBytes = t.MaxResponseHeaderBytes
 		st.h1.DrainLimit = t.DrainLimit
-		st.dialer.Timeout = orDefault(t.DialTimeout, 30*time.Second)
+		st.dialTO = orDefault(t.DialTimeout, 30*time.Second)
 		st.dialer.KeepAlive = 30 * time.Second
 		st.dial = t.DialContext
 		if st.dial == nil {
@@ -350,15 +353,25 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 	c := &conn{st: st, key: key, roots: o.rootCAs}
 	var nc net.Conn
 	var err error
+	// DialTimeout bounds the connect and, through a proxy, the proxy's
+	// handshake (CONNECT or SOCKS, and TLS to an https proxy), whatever
+	// dials: the caller's DialContext too.
+	dctx, cancel := context.WithTimeout(ctx, st.dialTO)
 	if o.proxy != nil {
-		nc, c.absolute, err = st.dialProxy(ctx, key.Addr, key.Scheme, o.proxy, o, &c.times)
+		nc, c.absolute, err = st.dialProxy(dctx, key.Addr, key.Scheme, o.proxy, o, &c.times)
 		c.auth = o.proxy.auth
 	} else {
-		nc, err = st.dialTCP(ctx, key.Addr, &c.times)
+		nc, err = st.dialTCP(dctx, key.Addr, &c.times)
 	}
+	cancel()
 	if err != nil {
-		if ctx.Err() == nil && isTimeout(err) {
-			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
+		if ctx.Err() == nil && (dctx.Err() != nil || isTimeout(err)) {
+			ph := PhaseDial
+			var pe *proxy.Error
+			if errors.As(err, &pe) && pe.Op != "dial" && pe.Op != "resolve" {
+				ph = PhaseProxy
+			}
+			return nil, &TimeoutError{Phase: ph, Err: err}
 		}
 		return nil, err
 	}
