@@ -378,6 +378,14 @@ func (p *Pool[C]) takeIdle(closing bool) []C {
 	return out
 }
 
+// Keys returns how many keys the pool tracks: keys with connections open,
+// idle or awaited. A key whose last connection is gone is forgotten.
+func (p *Pool[C]) Keys() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.keys)
+}
+
 // Stats reports, for tests and tracing, how many connections key has open
 // (in use, idle or dialing) and idle.
 func (p *Pool[C]) Stats(key Key) (open, idle int) {

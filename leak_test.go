@@ -1,0 +1,126 @@
+package guise
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deadAddr returns a loopback address where nothing listens.
+func deadAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestDeadPortDoesNotGrowThePool (RELIABILITY L-10): a thousand requests
+// to a port nothing listens on each fail, and leave the pool with no
+// connection counted, no idle entry and no extra goroutine.
+func TestDeadPortDoesNotGrowThePool(t *testing.T) {
+	addr := deadAddr(t)
+	tr := &Transport{}
+	defer tr.Close()
+	s := &Session{Transport: tr}
+	defer s.Close()
+	before := runtime.NumGoroutine()
+	for i := range 1000 {
+		if _, err := s.Get(context.Background(), "http://"+addr+"/"); err == nil {
+			t.Fatalf("request %d to a dead port succeeded", i)
+		}
+	}
+	st := tr.init()
+	if keys := st.pool.Keys(); keys != 0 {
+		t.Errorf("the pool keeps %d keys after failed dials", keys)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		t.Errorf("goroutines %d → %d", before, n)
+	}
+}
+
+// TestPeerClosesDuringUpload (RELIABILITY L-16, L-17): a server that
+// answers and closes while the request body is still being written gives
+// the response, not the write error; a server that stops reading and
+// half-closes gives a prompt error, not a spin; a body source that fails
+// gives its own error.
+func TestPeerClosesDuringUpload(t *testing.T) {
+	early := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		io.WriteString(w, "too large")
+	}))
+	s := &Session{}
+	defer s.Close()
+	big := strings.Repeat("u", 64<<20)
+	t.Run("response preferred over write error", func(t *testing.T) {
+		resp, err := s.Do(context.Background(), &Request{Method: "POST", URL: early.URL, Body: strings.NewReader(big)})
+		if err != nil {
+			t.Fatalf("err = %v, want the 413 response", err)
+		}
+		b, _ := resp.Bytes()
+		if resp.StatusCode != 413 || string(b) != "too large" {
+			t.Fatalf("%d %q", resp.StatusCode, b)
+		}
+	})
+	t.Run("body source error keeps its type", func(t *testing.T) {
+		errSource := errors.New("source broke")
+		ok := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+		}))
+		_, err := s.Do(context.Background(), &Request{Method: "POST", URL: ok.URL, Body: io.MultiReader(strings.NewReader("some"), &failing{errSource})})
+		if !errors.Is(err, errSource) {
+			t.Fatalf("err = %v, want it to wrap the body's error", err)
+		}
+	})
+	t.Run("half-closed peer", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		served := make(chan struct{})
+		defer func() { close(release); ln.Close(); <-served }()
+		go func() {
+			defer close(served)
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 4096)
+			c.Read(buf)                  // some of the head
+			c.(*net.TCPConn).CloseRead() // stop reading
+			c.(*net.TCPConn).CloseWrite()
+			<-release // the socket stays open, not reading
+		}()
+		start := time.Now()
+		cpu0 := processCPU()
+		_, err = s.Do(context.Background(), &Request{Method: "POST", URL: "http://" + ln.Addr().String() + "/", Body: strings.NewReader(big)})
+		if err == nil {
+			t.Fatal("succeeded")
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("the error came after %v", d)
+		}
+		if cpu := time.Duration(processCPU() - cpu0); cpu > time.Second {
+			t.Errorf("%v of CPU to fail", cpu)
+		}
+	})
+}
+
+type failing struct{ err error }
+
+func (f *failing) Read([]byte) (int, error) { return 0, f.err }
