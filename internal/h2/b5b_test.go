@@ -236,6 +236,29 @@ func TestH2_19ControlFlood(t *testing.T) {
 		synctest.Wait()
 		wantConnError(t, cc.Err(), ErrCodeEnhanceYourCalm)
 	})
+	// SETTINGS frames are each owed an ACK too: a flood of them, while
+	// the peer reads nothing, fills the same bounded queue.
+	t.Run("settings", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c, s := net.Pipe()
+			defer s.Close()
+			go io.CopyN(io.Discard, s, int64(len(preface)+9+6+13)) // preface, SETTINGS, then nothing
+			cfg := &Config{Settings: []Setting{{ID: SettingEnablePush, Val: 0}}, ConnWindowUpdate: 1, MaxControlQueue: 64}
+			cc, err := NewClientConn(c, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close()
+			settings := appendSettings(nil, []Setting{{ID: SettingInitialWindowSize, Val: 65535}})
+			for i := 0; i < 10000; i++ {
+				if _, err := s.Write(settings); err != nil {
+					break
+				}
+			}
+			synctest.Wait()
+			wantConnError(t, cc.Err(), ErrCodeEnhanceYourCalm)
+		})
+	})
 	t.Run("empty-data", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			cc, p := ready(t, plainConfig())
