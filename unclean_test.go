@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // TestUncleanTLSCloseF10 (RELIABILITY.md F-10): over TLS, a
@@ -87,4 +88,48 @@ func TestUncleanTLSCloseF10(t *testing.T) {
 func portOf(a net.Addr) string {
 	_, p, _ := net.SplitHostPort(a.String())
 	return p
+}
+
+// TestALPNh2ButHTTP1 (RELIABILITY T-10): a server that picks h2 in ALPN
+// and then answers in HTTP/1.1 fails the request with an error at once;
+// nothing hangs and the connection is not kept.
+func TestALPNh2ButHTTP1(t *testing.T) {
+	certPEM, keyPEM, roots := selfSigned(t, "localhost")
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	defer func() { ln.Close(); <-done }()
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.(*tls.Conn).Handshake()
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			io.Copy(io.Discard, c) // until the client gives up
+			c.Close()
+		}
+	}()
+	s := &Session{RootCAs: roots}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = s.Get(ctx, "https://localhost:"+portOf(ln.Addr())+"/")
+	var ge *Error
+	if err == nil || !errors.As(err, &ge) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want an *Error from the connection, not a timeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
 }
