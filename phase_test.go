@@ -102,4 +102,17 @@ func TestPhaseTimeouts(t *testing.T) {
 			}
 		})
 	}
+	// A refused connection is no timeout, directly or through a proxy.
+	dead := deadAddr(t)
+	for _, proxy := range []string{"", "http://" + dead, "socks5h://" + dead} {
+		tr := &Transport{DialTimeout: to}
+		s := &Session{Transport: tr, Proxy: proxy}
+		_, err := s.Get(context.Background(), "http://"+dead+"/")
+		var te *TimeoutError
+		if err == nil || errors.As(err, &te) {
+			t.Errorf("proxy %q: a refused connection gave %v, want an error that is no TimeoutError", proxy, err)
+		}
+		s.Close()
+		tr.Close()
+	}
 }

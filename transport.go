@@ -363,9 +363,10 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 	} else {
 		nc, err = st.dialTCP(dctx, key.Addr, &c.times)
 	}
+	expired := errors.Is(dctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil && (dctx.Err() != nil || isTimeout(err)) {
+		if ctx.Err() == nil && (expired || isTimeout(err)) {
 			ph := PhaseDial
 			var pe *proxy.Error
 			if errors.As(err, &pe) && pe.Op != "dial" && pe.Op != "resolve" {
