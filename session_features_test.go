@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,59 @@ func TestNoDecodingWithoutABody(t *testing.T) {
 		if err != nil || len(b) != 0 || resp.Decoded || resp.Header.Get("content-encoding") != "gzip" {
 			t.Fatalf("%s %s: %q %v decoded=%v", req.method(), req.URL, b, err, resp.Decoded)
 		}
+	}
+}
+
+// TestDecodedBodiesKeepTheConnection (RELIABILITY D-09, D-07): a gzip body
+// read to its end through the decoder, with Content-Length or chunked,
+// leaves the connection for the next request; a coding guise does not know
+// is passed through as sent, Content-Encoding kept.
+func TestDecodedBodiesKeepTheConnection(t *testing.T) {
+	text := bytes.Repeat([]byte("decoded and reused "), 2000)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(text)
+	zw.Close()
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/unknown":
+			w.Header().Set("Content-Encoding", "x-custom")
+			io.WriteString(w, "raw bytes")
+			return
+		case "/cl":
+			w.Header().Set("Content-Length", strconv.Itoa(gz.Len()))
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		b := gz.Bytes()
+		w.Write(b[:len(b)/2]) // chunked for /chunked: two flushes
+		w.(http.Flusher).Flush()
+		w.Write(b[len(b)/2:])
+	}))
+	s := &Session{}
+	defer s.Close()
+	for i := range 10 {
+		path := "/cl"
+		if i%2 == 1 {
+			path = "/chunked"
+		}
+		resp, err := s.Get(context.Background(), ts.URL+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := resp.Bytes()
+		if err != nil || !resp.Decoded || !bytes.Equal(b, text) {
+			t.Fatalf("%s: decoded %v, %d bytes, %v", path, resp.Decoded, len(b), err)
+		}
+	}
+	if n := ts.conns.Load(); n != 1 {
+		t.Errorf("%d connections for 10 decoded bodies, want 1", n)
+	}
+	resp, err := s.Get(context.Background(), ts.URL+"/unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := resp.Bytes()
+	if err != nil || resp.Decoded || string(b) != "raw bytes" || resp.Header.Get("content-encoding") != "x-custom" {
+		t.Fatalf("unknown coding: decoded %v, %q, %q, %v", resp.Decoded, b, resp.Header.Get("content-encoding"), err)
 	}
 }
