@@ -3,6 +3,7 @@ package guise
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,5 +265,39 @@ func TestEndlessRedirectsWithLargeHeads(t *testing.T) {
 	}
 	if n := ts.conns.Load(); n != 1 {
 		t.Errorf("%d connections for the chain, want 1 (each hop's body drained)", n)
+	}
+}
+
+// TestDowngradeRedirect (RELIABILITY ): from https to http on the
+// same host, the hop is cross-origin: Authorization and Cookie are dropped,
+// and no Referer goes to the http origin (strict-origin-when-cross-origin
+// sends none on a downgrade).
+func TestDowngradeRedirect(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(echoHeaders))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(echoHeaders))
+	defer secure.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(secure.Certificate())
+	s := &Session{RootCAs: roots}
+	defer s.Close()
+	req := &Request{
+		URL:      secure.URL + "/go?to=" + url.QueryEscape(plain.URL+"/landed"),
+		Referrer: secure.URL + "/page",
+		Header: Header{
+			{Name: "Authorization", Value: "Bearer secret"},
+			{Name: "Cookie", Value: "session=secret"},
+		},
+	}
+	resp, err := s.Do(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Header
+	getJSON(t, resp, &h)
+	for _, name := range []string{"Authorization", "Cookie", "Referer"} {
+		if v := h.Get(name); v != "" {
+			t.Errorf("%s reached the http origin after a downgrade: %q", name, v)
+		}
 	}
 }
