@@ -124,3 +124,49 @@ func TestPeerClosesDuringUpload(t *testing.T) {
 type failing struct{ err error }
 
 func (f *failing) Read([]byte) (int, error) { return 0, f.err }
+
+// TestRequestAbortLoopHeap (RELIABILITY L-13): requests cancelled while
+// their bodies stream, again and again, leave the heap where it was once
+// the loop is warm.
+func TestRequestAbortLoopHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a loop of thousands of requests")
+	}
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := strings.Repeat("a", 1024)
+		for i := 0; i < 1000 && r.Context().Err() == nil; i++ {
+			io.WriteString(w, chunk)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	s := &Session{}
+	defer s.Close()
+	round := func(n int) {
+		for range n {
+			ctx, cancel := context.WithCancel(context.Background())
+			resp, err := s.Get(ctx, ts.URL)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			var one [1]byte
+			resp.Body.Read(one[:])
+			cancel() // abort mid-body
+			resp.Body.Close()
+		}
+	}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	round(200)
+	before := heap()
+	round(1000)
+	after := heap()
+	if after > before+1<<20 { // a leak of 1 KiB per request would show
+		t.Errorf("heap %d → %d bytes over 1000 aborted requests", before, after)
+	}
+}
