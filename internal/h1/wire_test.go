@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +293,38 @@ func TestRefusedToSendB1(t *testing.T) {
 		if !sc.closed {
 			t.Errorf("%d: conn not closed", i)
 		}
+	}
+}
+
+// TestManyTinyFieldsAllocateLittle (RELIABILITY H1-13): a head of 10,000 or
+// 20,000 tiny fields is refused with ErrTooManyHeaders having allocated
+// about the same, bounded amount: the parser stops at the field limit, not
+// at the head's end.
+func TestManyTinyFieldsAllocateLittle(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	bytesFor := func(n int) uint64 {
+		resp := []byte("HTTP/1.1 200 OK\r\n" + strings.Repeat("a: b\r\n", n) + "\r\n")
+		var ms0, ms1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		const runs = 20
+		for range runs {
+			c := NewConn(&scriptConn{in: resp}, nil)
+			var r Response
+			if err := c.RoundTrip(context.Background(), &Request{Method: "GET", Target: "/"}, &r); !errors.Is(err, ErrTooManyHeaders) {
+				t.Fatalf("%d fields: %v, want ErrTooManyHeaders", n, err)
+			}
+		}
+		runtime.ReadMemStats(&ms1)
+		return (ms1.TotalAlloc - ms0.TotalAlloc) / runs
+	}
+	a, b := bytesFor(10000), bytesFor(20000)
+	if b > a+a/2 {
+		t.Errorf("%d bytes allocated for 10,000 fields, %d for 20,000: it grows with the head", a, b)
+	}
+	if a > 1<<20 {
+		t.Errorf("%d bytes allocated to refuse 10,000 fields", a)
 	}
 }
