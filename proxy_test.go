@@ -1,7 +1,9 @@
 package guise
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/testpeer"
@@ -285,5 +288,74 @@ func TestRedirectToAnotherProxyKeepsCredentialsApart(t *testing.T) {
 				t.Errorf("proxy B saw Proxy-Authorization %q, want %q", seenB, tc.wantB)
 			}
 		})
+	}
+}
+
+// TestProxyTicketsApart (RELIABILITY T-09, curl CVE-2021-22890): through an
+// HTTPS proxy, the proxy hop's TLS session tickets and the origin's go to
+// separate caches, so a ticket from one is never offered to the other.
+func TestProxyTicketsApart(t *testing.T) {
+	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "origin")
+	}))
+	defer origin.Close()
+	certPEM, keyPEM, roots := selfSigned(t, "localhost")
+	roots.AddCert(origin.Certificate())
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer func() { ln.Close(); wg.Wait() }()
+	wg.Add(1)
+	go func() { // an HTTPS proxy that tunnels CONNECT to the origin
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil || req.Method != http.MethodConnect {
+					return
+				}
+				up, err := net.Dial("tcp", origin.Listener.Addr().String())
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+				go func() { io.Copy(up, br); up.Close() }()
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	tr := &Transport{}
+	defer tr.Close()
+	s := &Session{Transport: tr, RootCAs: roots, Proxy: "https://localhost:" + portOf(ln.Addr())}
+	defer s.Close()
+	resp, err := s.Get(context.Background(), origin.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := resp.Bytes(); string(b) != "origin" {
+		t.Fatalf("body %q", b)
+	}
+	st := tr.init()
+	waitFor := time.Now().Add(5 * time.Second)
+	for (st.sessions.Len() == 0 || st.proxySessions.Len() == 0) && time.Now().Before(waitFor) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st.sessions.Len() == 0 || st.proxySessions.Len() == 0 {
+		t.Fatalf("tickets: origin cache %d, proxy cache %d; want one in each", st.sessions.Len(), st.proxySessions.Len())
 	}
 }
