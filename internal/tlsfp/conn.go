@@ -30,7 +30,7 @@ type handshakeConn struct {
 	head        []byte  // the server's first record, while incomplete
 	watching    bool
 	onGroup     func(group uint16)
-	eof         bool // a Read returned io.EOF: the peer's FIN
+	eof         bool // a Read returned nothing but the end: the peer's FIN
 
 	// The records read since the handshake or since uTLS last returned
 	// application data (see countRecords), and the state of the record
@@ -111,14 +111,23 @@ func (c *handshakeConn) Write(p []byte) (int, error) {
 // for the ServerHello.
 func (c *handshakeConn) Read(p []byte) (int, error) {
 	if !c.inHandshake {
+		// uTLS reads only when the records it holds are used up: those
+		// counted since it last returned application data all came
+		// without any. (Counting after the read would also count records
+		// read ahead, which may well hold data.)
+		if c.quiet > maxQuietRecords {
+			return 0, ErrRecordFlood
+		}
 		n, err := c.Conn.Read(p)
-		if err == io.EOF {
+		if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
+			// The peer's FIN, or, under a tunnel through an HTTPS
+			// proxy, the outer connection's end (an unclean one is
+			// io.ErrUnexpectedEOF). Data that comes with io.EOF (the
+			// outer connection's close_notify read ahead) is not the
+			// end yet: the next read says.
 			c.eof = true
 		}
 		c.countRecords(p[:n])
-		if c.quiet > maxQuietRecords {
-			return n, ErrRecordFlood
-		}
 		return n, err
 	}
 	if err := c.flush(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 )
 
 // serverHelloRecord captures the first record a crypto/tls server sends
@@ -168,6 +169,126 @@ func TestCountRecords(t *testing.T) {
 		}
 		if c.quiet != records || c.nhdr != 0 || c.left != 0 {
 			t.Errorf("reads of %d: %d records (header %d, left %d), want %d at a boundary", size, c.quiet, c.nhdr, c.left, records)
+		}
+	}
+}
+
+// TestSmallRecordsAreNoFlood: many small application-data records that
+// arrive before the reader reads (so that uTLS reads them in one go) are
+// data, not a flood: every byte is read.
+func TestSmallRecordsAreNoFlood(t *testing.T) {
+	pki := testCerts(t)
+	addr := fakeServer(t, func(c net.Conn, hello []byte) {
+		tc := tls.Server(&prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(hello), c)},
+			&tls.Config{Certificates: []tls.Certificate{pki.leaf}})
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+		for range 500 {
+			tc.Write([]byte("x")) // a record each
+		}
+		tc.Close()
+	})
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(100 * time.Millisecond) // all 500 records wait in the socket
+	got, err := io.ReadAll(c)
+	if len(got) != 500 || err != nil {
+		t.Fatalf("read %d bytes, %v; want 500 and a clean end", len(got), err)
+	}
+}
+
+// eofWithData is a tunnel through an HTTPS proxy as the origin's TLS sees
+// it: the outer connection returns its last data together with io.EOF
+// (crypto/tls and uTLS do so when the outer close_notify was read ahead).
+type eofWithData struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *eofWithData) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	n, err := c.Conn.Read(p)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// Look one byte ahead: at the end, return the data with io.EOF.
+	c.Conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	var one [1]byte
+	m, err2 := c.Conn.Read(one[:])
+	c.Conn.SetReadDeadline(time.Time{})
+	if m > 0 {
+		c.pending = append(c.pending, one[0])
+	}
+	if err2 == io.EOF {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// uncleanTunnel is a tunnel whose outer connection ended without
+// close_notify: its end reads as io.ErrUnexpectedEOF (Conn.Read).
+type uncleanTunnel struct{ net.Conn }
+
+func (c uncleanTunnel) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// TestUncleanCloseThroughTunnel: under a tunnel, the origin's close_notify
+// that comes with the outer connection's end is a clean end, and an outer
+// end without the origin's close_notify is not.
+func TestUncleanCloseThroughTunnel(t *testing.T) {
+	pki := testCerts(t)
+	for _, tc := range []struct {
+		name  string
+		clean bool
+		wrap  func(net.Conn) net.Conn
+	}{
+		{"origin close_notify, outer data with EOF", true, func(c net.Conn) net.Conn { return &eofWithData{Conn: c} }},
+		{"no close_notify, outer ErrUnexpectedEOF", false, func(c net.Conn) net.Conn { return uncleanTunnel{c} }},
+	} {
+		addr := fakeServer(t, func(c net.Conn, hello []byte) {
+			s := tls.Server(&prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(hello), c)},
+				&tls.Config{Certificates: []tls.Certificate{pki.leaf}})
+			if err := s.Handshake(); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // the client waits in Read
+			s.Write([]byte("data"))
+			if tc.clean {
+				s.Close()
+			}
+		})
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := Handshake(context.Background(), tc.wrap(nc), "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(c)
+		c.Close()
+		if string(got) != "data" {
+			t.Errorf("%s: read %q", tc.name, got)
+		}
+		if tc.clean && err != nil || !tc.clean && err != io.ErrUnexpectedEOF {
+			t.Errorf("%s: the end read as %v", tc.name, err)
 		}
 	}
 }
