@@ -193,6 +193,14 @@ func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options, 
 		select {
 		case res = <-ch:
 		case <-ctx.Done():
+			// The dial goes on for others; if none of its callers is
+			// left to claim it, its reserved stream (or its HTTP/1.1
+			// connection) must not be kept for nobody.
+			go func() {
+				if r := <-ch; r.Err == nil {
+					r.Val.(*dialResult).abandon()
+				}
+			}()
 			return nil, false, ctx.Err()
 		}
 		if res.Err != nil {
@@ -215,6 +223,21 @@ func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options, 
 type dialResult struct {
 	c       *conn
 	claimed atomic.Bool
+}
+
+// abandon gives up a dial result that a caller whose context ended will
+// not use: unless another caller claimed it, the HTTP/2 stream it reserved
+// is given back, and an HTTP/1.1 connection (used outside the pool) is
+// closed.
+func (dr *dialResult) abandon() {
+	if !dr.claimed.CompareAndSwap(false, true) {
+		return
+	}
+	if dr.c.h2 != nil {
+		dr.c.h2.CancelReservation()
+	} else {
+		dr.c.Close()
+	}
 }
 
 func (hc *h2Conns) take(all bool) []*h2.ClientConn {

@@ -97,6 +97,7 @@ func (t *Transport) init() *transportState {
 		st.h1.MaxHeaderBytes = t.MaxResponseHeaderBytes
 		st.h1.DrainLimit = t.DrainLimit
 		st.dialTO = orDefault(t.DialTimeout, 30*time.Second)
+		st.dialer.Timeout = st.dialTO
 		st.dialer.KeepAlive = 30 * time.Second
 		st.dial = t.DialContext
 		if st.dial == nil {
@@ -432,11 +433,13 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 // redial opens a second TCP connection (or tunnel) for key, for a
 // handshake that must start over.
 func (st *transportState) redial(ctx context.Context, key pool.Key, o *options, c *conn) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, st.dialTO)
+	defer cancel()
 	if o.proxy != nil {
-		nc, _, err := st.dialProxy(ctx, key.Addr, key.Scheme, o.proxy, o, &c.times)
+		nc, _, err := st.dialProxy(dctx, key.Addr, key.Scheme, o.proxy, o, &c.times)
 		return nc, err
 	}
-	return st.dialTCP(ctx, key.Addr, &c.times)
+	return st.dialTCP(dctx, key.Addr, &c.times)
 }
 
 func isTimeout(err error) bool {
