@@ -420,6 +420,8 @@ func TestKeepAliveX08(t *testing.T) {
 		{"max=-1, timeout=x", 0, -1},
 		{"timeout=\"7\"", 7 * time.Second, -1},
 		{"max=0", 0, 0},
+		{"timeout=0, max=5", 0, 0},
+		{"max=5, timeout=0", 0, 0},
 		{"", 0, -1},
 	} {
 		d, m := KeepAlive(hdr("Content-Length", "0", "Keep-Alive", tc.v))

@@ -11,8 +11,9 @@ import (
 // still sent by many servers): the idle timeout the server keeps the
 // connection for and the number of requests it still accepts on it. A zero
 // timeout means none was given; max is -1 when none was given. The engine
-// honours both: max=0 retires the connection after this response, and
-// Conn.KeepAlive reports the timeout for the pool.
+// honours both: max=0 (or timeout=0, a server that keeps no idle
+// connection) retires the connection after this response, and
+// Conn.IdleTimeout reports the timeout for the pool.
 func KeepAlive(h fields.Header) (timeout time.Duration, max int) {
 	max = -1
 	for _, f := range h {
@@ -26,6 +27,7 @@ func KeepAlive(h fields.Header) (timeout time.Duration, max int) {
 // keepAliveParams reads the timeout and max parameters of one Keep-Alive
 // field value into timeout and max; invalid ones are ignored.
 func keepAliveParams(v []byte, timeout time.Duration, max int) (time.Duration, int) {
+	zero := false // timeout=0: no idle time at all, as no further request
 	for rest, more := v, true; more; {
 		var el []byte
 		el, rest, more = cutComma(rest)
@@ -40,9 +42,13 @@ func keepAliveParams(v []byte, timeout time.Duration, max int) (time.Duration, i
 		switch k := bytes.Trim(el[:i], " \t"); {
 		case eqFold(k, "timeout"):
 			timeout = time.Duration(n) * time.Second
+			zero = n == 0
 		case eqFold(k, "max"):
 			max = int(n)
 		}
+	}
+	if zero {
+		max = 0
 	}
 	return timeout, max
 }

@@ -51,6 +51,7 @@ type Pool[C Conn] struct {
 	last    *entry[C]
 	lastKey Key
 	timer   *time.Timer // fires at the earliest idle expiry
+	due     time.Time   // when timer fires
 }
 
 type idleConn[C Conn] struct {
@@ -251,7 +252,7 @@ func (p *Pool[C]) PutIdle(key Key, c C, now time.Time, ttl time.Duration) {
 		return
 	}
 	e.idle = append(e.idle, idleConn[C]{c: c, since: now, ttl: ttl})
-	p.armTimer()
+	p.armTimer(ttl)
 	p.mu.Unlock()
 }
 
@@ -300,10 +301,23 @@ func (e *entry[C]) removeWaiter(w *waiter[C]) bool {
 
 // armTimer makes sure a timer will evict idle connections once they expire.
 // p.mu is held.
-func (p *Pool[C]) armTimer() {
-	if p.timer == nil {
-		p.timer = time.AfterFunc(p.idleTimeout(), p.evict)
+func (p *Pool[C]) armTimer(within time.Duration) {
+	d := p.idleTimeout()
+	if within > 0 && within < d {
+		d = within
 	}
+	due := time.Now().Add(d)
+	switch {
+	case p.timer == nil:
+		p.timer = time.AfterFunc(d, p.evict)
+	case due.Before(p.due):
+		// A connection with a shorter ttl: evict it when it expires,
+		// not at the next sweep.
+		p.timer.Reset(d)
+	default:
+		return
+	}
+	p.due = due
 }
 
 // evict closes expired idle connections and re-arms the timer while any
@@ -314,6 +328,7 @@ func (p *Pool[C]) evict() {
 	p.timer = nil
 	now := time.Now()
 	remain := false
+	next := p.idleTimeout() / 4 // the next sweep, sooner for a short ttl
 	for key, e := range p.keys {
 		kept := e.idle[:0]
 		for _, ic := range e.idle {
@@ -321,6 +336,9 @@ func (p *Pool[C]) evict() {
 				toClose = append(toClose, ic.c)
 				e.open--
 				continue
+			}
+			if ic.ttl > 0 {
+				next = min(next, ic.since.Add(ic.ttl).Sub(now))
 			}
 			kept = append(kept, ic)
 		}
@@ -330,7 +348,8 @@ func (p *Pool[C]) evict() {
 		p.cleanup(key, e)
 	}
 	if remain && !p.closed {
-		p.timer = time.AfterFunc(p.idleTimeout()/4+time.Millisecond, p.evict)
+		d := next + time.Millisecond
+		p.timer, p.due = time.AfterFunc(d, p.evict), now.Add(d)
 	}
 	p.mu.Unlock()
 	closeAll(toClose)

@@ -200,6 +200,20 @@ func TestPutIdleTTL(t *testing.T) {
 		t.Fatalf("past IdleTimeout: reused %v, closed %v", ok, b.closed.Load())
 	}
 	q.Drop(key)
+	// The sweep closes a connection when its ttl runs out, not at the
+	// pool's IdleTimeout.
+	r := Pool[*fakeConn]{IdleTimeout: time.Hour}
+	defer r.Close()
+	long, _, _ := d.get(context.Background(), &r, key)
+	r.Put(key, long)
+	k2 := key
+	k2.Addr = "127.0.0.1:81"
+	short, _, _ := d.get(context.Background(), &r, k2)
+	r.PutIdle(k2, short, time.Now(), 30*time.Millisecond)
+	waitFor(t, short.closed.Load)
+	if long.closed.Load() {
+		t.Fatal("the sweep closed a connection within IdleTimeout")
+	}
 }
 
 func TestCloseReleasesWaitersAndIdle(t *testing.T) {
