@@ -359,3 +359,45 @@ func TestProxyTicketsApart(t *testing.T) {
 		t.Fatalf("tickets: origin cache %d, proxy cache %d; want one in each", st.sessions.Len(), st.proxySessions.Len())
 	}
 }
+
+// TestRequestProxyAuthorization (RELIABILITY P-06): a caller's own
+// Proxy-Authorization (a Bearer token, say) goes to an HTTP proxy that
+// takes an http:// request itself; anywhere it would reach the origin
+// (directly, through a CONNECT tunnel) or go twice (the proxy URL has
+// credentials) the request is refused before anything is sent.
+func TestRequestProxyAuthorization(t *testing.T) {
+	var seen []string
+	fake := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Proxy-Authorization"))
+		io.WriteString(w, "from the proxy")
+	}))
+	auth := Header{{Name: "Proxy-Authorization", Value: "Bearer t"}}
+	s := &Session{Proxy: fake.URL}
+	defer s.Close()
+	resp, err := s.Do(context.Background(), &Request{URL: "http://origin.test/x", Header: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Bytes()
+	if len(seen) != 1 || seen[0] != "Bearer t" {
+		t.Fatalf("the proxy saw %q", seen)
+	}
+	withCreds := &Session{Proxy: strings.Replace(fake.URL, "http://", "http://u:p@", 1)}
+	defer withCreds.Close()
+	for _, tc := range []struct {
+		s   *Session
+		url string
+	}{
+		{s, "https://origin.test/"},        // a tunnel: it would reach the origin
+		{withCreds, "http://origin.test/"}, // the URL's credentials go already
+		{&Session{}, fake.URL + "/"},       // no proxy at all
+	} {
+		_, err := tc.s.Do(context.Background(), &Request{URL: tc.url, Header: auth})
+		if !errors.Is(err, ErrRefusedToSend) {
+			t.Errorf("%s: err = %v, want ErrRefusedToSend", tc.url, err)
+		}
+	}
+	if len(seen) != 1 {
+		t.Errorf("refused requests reached the proxy: %q", seen)
+	}
+}

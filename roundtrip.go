@@ -33,7 +33,11 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	if err != nil {
 		return nil, err
 	}
-	if err := validHeader(req.Header); err != nil {
+	// A caller's Proxy-Authorization is for a proxy that takes the
+	// request itself (an http:// URL through an HTTP proxy whose URL
+	// carries no credentials); anywhere else it would reach the origin.
+	proxyAuth := o.proxy != nil && o.proxy.http && o.proxy.auth == "" && u.scheme == "http"
+	if err := validHeader(req.Header, proxyAuth); err != nil {
 		return nil, err
 	}
 	b, replayable := req.body()
@@ -128,7 +132,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 
 // validHeader refuses a caller's field that could not go on the wire as
 // given, before any connection is made.
-func validHeader(h Header) error {
+func validHeader(h Header, proxyAuth bool) error {
 	for _, f := range h {
 		if !fields.ValidName(f.Name) {
 			return fmt.Errorf("%w: invalid header field name %q", ErrRefusedToSend, f.Name)
@@ -136,12 +140,11 @@ func validHeader(h Header) error {
 		if !fields.ValidValue(f.Value) {
 			return fmt.Errorf("%w: invalid value for header field %q", ErrRefusedToSend, f.Name)
 		}
-		if len(f.Name) == len("proxy-authorization") && fields.EqualFold(f.Name, "proxy-authorization") {
-			// Through a tunnel it would reach the origin, and a redirect
-			// may take the request through another proxy or none
-			// (RELIABILITY P-06): a proxy's credentials go in its URL,
-			// and guise sends them to that proxy only.
-			return fmt.Errorf("%w: a request may not carry Proxy-Authorization; give the proxy's credentials in its URL", ErrRefusedToSend)
+		if !proxyAuth && len(f.Name) == len("proxy-authorization") && fields.EqualFold(f.Name, "proxy-authorization") {
+			// Directly or through a tunnel it would reach the origin
+			// (RELIABILITY P-06); with the proxy URL's credentials it
+			// would go twice.
+			return fmt.Errorf("%w: Proxy-Authorization goes only on an http:// request through an HTTP proxy without credentials in its URL", ErrRefusedToSend)
 		}
 	}
 	return nil
