@@ -2,12 +2,15 @@ package guise
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -169,4 +172,94 @@ func TestRequestAbortLoopHeap(t *testing.T) {
 	if after > before+1<<20 { // a leak of 1 KiB per request would show
 		t.Errorf("heap %d → %d bytes over 1000 aborted requests", before, after)
 	}
+}
+
+// TestAbandonedH2DialGivesBackItsStream: a request that gives up while the
+// HTTP/2 connection it started is still being dialed leaves, once the dial
+// completes, a connection with no stream reserved (so it can go idle and be
+// closed), not one held open for a request that is gone.
+func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	origin.EnableHTTP2 = true
+	origin.StartTLS()
+	defer origin.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+	// A front that holds each connection 300ms before passing it on.
+	front, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer func() { front.Close(); wg.Wait() }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := front.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				time.Sleep(300 * time.Millisecond)
+				up, err := net.Dial("tcp", origin.Listener.Addr().String())
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { io.Copy(up, c); up.Close() }()
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	tr := &Transport{}
+	defer tr.Close() // before the front's goroutines are awaited
+	s := &Session{Transport: tr, RootCAs: roots}
+	url := "https://127.0.0.1:" + portOf(front.Addr()) + "/"
+	// The first request learns that the origin speaks h2 (the probe).
+	resp, err := s.Get(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Bytes()
+	st := tr.init()
+	// Retire that connection so that the next request dials again.
+	for _, cc := range st.h2s.take(true) {
+		cc.Close()
+	}
+	st.h2s.mu.Lock()
+	st.h2s.closed = false
+	st.h2s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if _, err := s.Get(ctx, url); err == nil {
+		t.Fatal("a request that gave up after 50ms succeeded")
+	}
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st.h2s.mu.Lock()
+		n, busy := 0, 0
+		for _, list := range st.h2s.conns {
+			for _, c := range list {
+				n++
+				if !c.h2.Idle() {
+					busy++
+				}
+			}
+		}
+		st.h2s.mu.Unlock()
+		if n > 0 && busy == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d HTTP/2 connections, %d with a stream reserved for the request that gave up", n, busy)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.Close()
 }
