@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -192,33 +191,18 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	defer func() { front.Close(); wg.Wait() }()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := front.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				time.Sleep(300 * time.Millisecond)
-				up, err := net.Dial("tcp", origin.Listener.Addr().String())
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { io.Copy(up, c); up.Close() }()
-				io.Copy(c, up)
-			}()
+	serveConns(t, front, func(c net.Conn) {
+		time.Sleep(300 * time.Millisecond)
+		up, err := net.Dial("tcp", origin.Listener.Addr().String())
+		if err != nil {
+			return
 		}
-	}()
+		defer up.Close()
+		go func() { io.Copy(up, c); up.Close() }()
+		io.Copy(c, up)
+	})
 	tr := &Transport{}
-	defer tr.Close() // before the front's goroutines are awaited
+	defer tr.Close() // before the front's handlers are awaited
 	s := &Session{Transport: tr, RootCAs: roots}
 	url := "https://127.0.0.1:" + portOf(front.Addr()) + "/"
 	// The first request learns that the origin speaks h2 (the probe).

@@ -8,6 +8,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -110,6 +111,17 @@ func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte, roots *x509.
 	kder, _ := x509.MarshalECPrivateKey(key)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), roots
+}
+
+// localhostCert is selfSigned's certificate for localhost as a
+// tls.Certificate, and the pool that trusts it.
+func localhostCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	certPEM, keyPEM, roots := selfSigned(t, "localhost")
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, roots
 }
 
 func TestNginx(t *testing.T) {

@@ -299,46 +299,28 @@ func TestProxyTicketsApart(t *testing.T) {
 		io.WriteString(w, "origin")
 	}))
 	defer origin.Close()
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
+	cert, roots := localhostCert(t)
 	roots.AddCert(origin.Certificate())
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	defer func() { ln.Close(); wg.Wait() }()
-	wg.Add(1)
-	go func() { // an HTTPS proxy that tunnels CONNECT to the origin
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil || req.Method != http.MethodConnect {
-					return
-				}
-				up, err := net.Dial("tcp", origin.Listener.Addr().String())
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-				go func() { io.Copy(up, br); up.Close() }()
-				io.Copy(c, up)
-			}()
+	// An HTTPS proxy that tunnels CONNECT to the origin.
+	serveConns(t, ln, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil || req.Method != http.MethodConnect {
+			return
 		}
-	}()
+		up, err := net.Dial("tcp", origin.Listener.Addr().String())
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go func() { io.Copy(up, br); up.Close() }()
+		io.Copy(c, up)
+	})
 	tr := &Transport{}
 	defer tr.Close()
 	s := &Session{Transport: tr, RootCAs: roots, Proxy: "https://localhost:" + portOf(ln.Addr())}

@@ -26,7 +26,6 @@ type closingServer struct {
 	ln    net.Listener
 	mu    sync.Mutex
 	conns [][]string
-	wg    sync.WaitGroup
 }
 
 func newClosingServer(t *testing.T) *closingServer {
@@ -35,41 +34,27 @@ func newClosingServer(t *testing.T) *closingServer {
 		t.Fatal(err)
 	}
 	s := &closingServer{ln: ln}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
+	serveConns(t, ln, func(c net.Conn) {
+		s.mu.Lock()
+		i := len(s.conns)
+		s.conns = append(s.conns, nil)
+		s.mu.Unlock()
+		br := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
 			s.mu.Lock()
-			i := len(s.conns)
-			s.conns = append(s.conns, nil)
+			s.conns[i] = append(s.conns[i], req.Method+" "+req.URL.Path)
 			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					s.mu.Lock()
-					s.conns[i] = append(s.conns[i], req.Method+" "+req.URL.Path)
-					s.mu.Unlock()
-					if n > 0 {
-						return // the second request: close without a word
-					}
-					io.Copy(io.Discard, req.Body)
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				}
-			}()
+			if n > 0 {
+				return // the second request: close without a word
+			}
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
+	})
 	return s
 }
 
@@ -146,7 +131,6 @@ type refusingH2 struct {
 	mu      sync.Mutex
 	streams []int // per stream, the connection's index
 	conns   int
-	wg      sync.WaitGroup
 }
 
 func newRefusingH2(t *testing.T, cert tls.Certificate) *refusingH2 {
@@ -155,54 +139,40 @@ func newRefusingH2(t *testing.T, cert tls.Certificate) *refusingH2 {
 		t.Fatal(err)
 	}
 	s := &refusingH2{ln: ln}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	serveConns(t, ln, func(c net.Conn) {
+		s.mu.Lock()
+		ci := s.conns
+		s.conns++
+		s.mu.Unlock()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		if fr.WriteSettings() != nil {
+			return
+		}
 		for {
-			c, err := ln.Accept()
+			f, err := fr.ReadFrame()
 			if err != nil {
 				return
 			}
-			s.mu.Lock()
-			ci := s.conns
-			s.conns++
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				preface := make([]byte, len(http2.ClientPreface))
-				if _, err := io.ReadFull(c, preface); err != nil {
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() && fr.WriteSettingsAck() != nil {
 					return
 				}
-				fr := http2.NewFramer(c, c)
-				if fr.WriteSettings() != nil {
+			case *http2.HeadersFrame:
+				s.mu.Lock()
+				s.streams = append(s.streams, ci)
+				s.mu.Unlock()
+				if fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream) != nil {
 					return
 				}
-				for {
-					f, err := fr.ReadFrame()
-					if err != nil {
-						return
-					}
-					switch f := f.(type) {
-					case *http2.SettingsFrame:
-						if !f.IsAck() && fr.WriteSettingsAck() != nil {
-							return
-						}
-					case *http2.HeadersFrame:
-						s.mu.Lock()
-						s.streams = append(s.streams, ci)
-						s.mu.Unlock()
-						if fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream) != nil {
-							return
-						}
-					}
-				}
-			}()
+			}
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
+	})
 	return s
 }
 
@@ -211,11 +181,7 @@ func newRefusingH2(t *testing.T, cert tls.Certificate) *refusingH2 {
 // body can be sent again (a GET, a POST of a *bytes.Buffer), and then the
 // error is the caller's; a POST of a streaming body is not sent again.
 func TestRefusedStreamRetriedOnce(t *testing.T) {
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, roots := localhostCert(t)
 	type streaming struct{ io.Reader }
 	for _, tc := range []struct {
 		name  string

@@ -19,11 +19,7 @@ import (
 // first); the same body ended by close_notify is complete, and so is a
 // Content-Length body whose server then closes uncleanly.
 func TestUncleanTLSCloseF10(t *testing.T) {
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, roots := localhostCert(t)
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
 	for _, tc := range []struct {
 		name    string
@@ -94,31 +90,16 @@ func portOf(a net.Addr) string {
 // and then answers in HTTP/1.1 fails the request with an error at once;
 // nothing hangs and the connection is not kept.
 func TestALPNh2ButHTTP1(t *testing.T) {
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, roots := localhostCert(t)
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	done := make(chan struct{})
-	defer func() { ln.Close(); <-done }()
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.(*tls.Conn).Handshake()
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-			io.Copy(io.Discard, c) // until the client gives up
-			c.Close()
-		}
-	}()
+	serveConns(t, ln, func(c net.Conn) {
+		c.(*tls.Conn).Handshake()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		io.Copy(io.Discard, c) // until the client gives up
+	})
 	s := &Session{RootCAs: roots}
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -213,52 +213,39 @@ func TestH2_18PingHealthCheck(t *testing.T) {
 	})
 }
 
-// TestH2_19ControlFlood floods PINGs at a client whose writes are stuck
-// (the peer never reads): the owed ACKs are bounded.
+// TestH2_19ControlFlood floods frames each owed an answer (PINGs, and
+// SETTINGS, each owed an ACK) at a client whose writes are stuck (the peer
+// never reads): the owed answers are bounded.
 func TestH2_19ControlFlood(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c, s := net.Pipe()
-		defer s.Close()
-		go io.CopyN(io.Discard, s, int64(len(preface)+9+6+13)) // preface, SETTINGS, then nothing
-		cfg := &Config{Settings: []Setting{{ID: SettingEnablePush, Val: 0}}, ConnWindowUpdate: 1, MaxControlQueue: 64}
-		cc, err := NewClientConn(c, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cc.Close()
-		s.Write(appendSettings(nil, nil))
-		ping := appendPing(nil, false, [8]byte{1})
-		for i := 0; i < 10000; i++ {
-			if _, err := s.Write(ping); err != nil {
-				break
-			}
-		}
-		synctest.Wait()
-		wantConnError(t, cc.Err(), ErrCodeEnhanceYourCalm)
-	})
-	// SETTINGS frames are each owed an ACK too: a flood of them, while
-	// the peer reads nothing, fills the same bounded queue.
-	t.Run("settings", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			c, s := net.Pipe()
-			defer s.Close()
-			go io.CopyN(io.Discard, s, int64(len(preface)+9+6+13)) // preface, SETTINGS, then nothing
-			cfg := &Config{Settings: []Setting{{ID: SettingEnablePush, Val: 0}}, ConnWindowUpdate: 1, MaxControlQueue: 64}
-			cc, err := NewClientConn(c, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cc.Close()
-			settings := appendSettings(nil, []Setting{{ID: SettingInitialWindowSize, Val: 65535}})
-			for i := 0; i < 10000; i++ {
-				if _, err := s.Write(settings); err != nil {
-					break
+	for _, flood := range []struct {
+		name  string
+		frame []byte
+	}{
+		{"ping", appendPing(nil, false, [8]byte{1})},
+		{"settings", appendSettings(nil, []Setting{{ID: SettingInitialWindowSize, Val: 65535}})},
+	} {
+		t.Run(flood.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, s := net.Pipe()
+				defer s.Close()
+				go io.CopyN(io.Discard, s, int64(len(preface)+9+6+13)) // preface, SETTINGS, then nothing
+				cfg := &Config{Settings: []Setting{{ID: SettingEnablePush, Val: 0}}, ConnWindowUpdate: 1, MaxControlQueue: 64}
+				cc, err := NewClientConn(c, cfg)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			synctest.Wait()
-			wantConnError(t, cc.Err(), ErrCodeEnhanceYourCalm)
+				defer cc.Close()
+				s.Write(appendSettings(nil, nil))
+				for i := 0; i < 10000; i++ {
+					if _, err := s.Write(flood.frame); err != nil {
+						break
+					}
+				}
+				synctest.Wait()
+				wantConnError(t, cc.Err(), ErrCodeEnhanceYourCalm)
+			})
 		})
-	})
+	}
 	t.Run("empty-data", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			cc, p := ready(t, plainConfig())

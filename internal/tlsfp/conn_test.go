@@ -132,14 +132,7 @@ func TestConnReadTellsUncleanClose(t *testing.T) {
 				tc.Close() // close_notify, then the FIN
 			} // else the FIN alone, when fakeServer closes c
 		})
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := chromeOver(t, dialTCP(t, addr), pki)
 		got, err := io.ReadAll(c) // ReadAll takes io.EOF as the end
 		c.Close()
 		if string(got) != "data" {
@@ -189,14 +182,7 @@ func TestSmallRecordsAreNoFlood(t *testing.T) {
 		}
 		tc.Close()
 	})
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := chromeOver(t, dialTCP(t, addr), pki)
 	defer c.Close()
 	time.Sleep(100 * time.Millisecond) // all 500 records wait in the socket
 	got, err := io.ReadAll(c)
@@ -274,14 +260,7 @@ func TestUncleanCloseThroughTunnel(t *testing.T) {
 				s.Close()
 			}
 		})
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _, err := Handshake(context.Background(), tc.wrap(nc), "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := chromeOver(t, tc.wrap(dialTCP(t, addr)), pki)
 		got, err := io.ReadAll(c)
 		c.Close()
 		if string(got) != "data" {
@@ -291,4 +270,25 @@ func TestUncleanCloseThroughTunnel(t *testing.T) {
 			t.Errorf("%s: the end read as %v", tc.name, err)
 		}
 	}
+}
+
+// dialTCP connects to addr.
+func dialTCP(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc
+}
+
+// chromeOver runs the chrome profile's handshake for fp.test over nc,
+// trusting pki.
+func chromeOver(t *testing.T, nc net.Conn, pki *testPKI) net.Conn {
+	t.Helper()
+	c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
