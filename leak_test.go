@@ -5,11 +5,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -246,4 +249,81 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.Close()
+}
+
+// TestH2ChurnSettlesEveryRequest (RELIABILITY L-14): concurrent HTTP/2
+// requests through a front that cuts connections at random points (seeded)
+// each end, in a response or an error, and none hangs.
+func TestH2ChurnSettlesEveryRequest(t *testing.T) {
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Repeat("b", 2048))
+	}))
+	origin.EnableHTTP2 = true
+	origin.StartTLS()
+	defer origin.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+	front, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seedMu sync.Mutex
+	rng := rand.New(rand.NewPCG(1, 2))
+	serveConns(t, front, func(c net.Conn) {
+		seedMu.Lock()
+		cut := int64(-1) // never
+		if rng.IntN(3) > 0 {
+			cut = rng.Int64N(40000) // bytes towards the client before the cut
+		}
+		seedMu.Unlock()
+		up, err := net.Dial("tcp", origin.Listener.Addr().String())
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		go func() { io.Copy(up, c); up.Close() }()
+		if cut < 0 {
+			io.Copy(c, up)
+			return
+		}
+		io.CopyN(c, up, cut) // then both close: the connection is cut
+	})
+	tr := &Transport{}
+	defer tr.Close()
+	s := &Session{Transport: tr, RootCAs: roots}
+	defer s.Close()
+	url := "https://127.0.0.1:" + portOf(front.Addr()) + "/"
+	var ok, failed atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 25 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				resp, err := s.Get(ctx, url)
+				if err == nil {
+					_, err = resp.Bytes()
+				}
+				cancel()
+				if err != nil {
+					if errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("a request hung for 10s: %v", err)
+					}
+					failed.Add(1)
+				} else {
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("requests still unsettled after 60s")
+	}
+	t.Logf("%d ok %d failed", ok.Load(), failed.Load())
+	if ok.Load()+failed.Load() != 200 || ok.Load() == 0 {
+		t.Errorf("%d succeeded, %d failed, of 200", ok.Load(), failed.Load())
+	}
 }
