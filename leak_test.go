@@ -327,3 +327,55 @@ func TestH2ChurnSettlesEveryRequest(t *testing.T) {
 		t.Errorf("%d succeeded, %d failed, of 200", ok.Load(), failed.Load())
 	}
 }
+
+// TestBodiesNotClosed (RELIABILITY L-02, L-12): a body read to its end
+// gives its connection back without Close; a short body (the server
+// promised more, then closed) is an error and its connection is not
+// reused.
+func TestBodiesNotClosed(t *testing.T) {
+	ts := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/short" {
+			c, brw, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			brw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+			brw.Flush()
+			c.Close()
+			return
+		}
+		io.WriteString(w, strings.Repeat("f", 100))
+	}))
+	s := &Session{}
+	defer s.Close()
+	for range 50 {
+		resp, err := s.Get(context.Background(), ts.URL+"/full")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); len(b) != 100 || err != nil {
+			t.Fatalf("%d bytes, %v", len(b), err)
+		}
+		// not closed
+	}
+	if n := ts.conns.Load(); n != 1 {
+		t.Fatalf("%d connections for 50 bodies read to the end, want 1", n)
+	}
+	resp, err := s.Get(context.Background(), ts.URL+"/short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if string(b) != "only ten b" || !errors.Is(err, ErrBodyTruncated) {
+		t.Fatalf("short body: %q, %v", b, err)
+	}
+	before := ts.conns.Load()
+	resp, err = s.Get(context.Background(), ts.URL+"/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Bytes()
+	if ts.conns.Load() != before+1 {
+		t.Errorf("the request after a short body did not get a new connection")
+	}
+}
