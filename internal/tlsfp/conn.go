@@ -173,9 +173,9 @@ type Conn struct {
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.UConn.Read(p)
 	if n > 0 {
-		// Application data: the records so far were not a flood. The
-		// record being read, if any, counts as the first of the next run
-		// (it may be the rest of this one's data, which is no matter).
+		// Application data: the records so far were not a flood.
+		// Those already counted but not yet used (read ahead) are
+		// forgotten too; a flood is counted from the next read on.
 		c.raw.quiet = 0
 	}
 	if err == io.EOF && c.raw.eof {
