@@ -22,8 +22,7 @@ import (
 // response head. x holds the fields guise computes for this request
 // (Cookie, Referer, Sec-Fetch-Site). It retries once, on a new connection, a
 // replayable request whose reused connection turned out to be closed by the
-// server, or whose HTTP/2 stream the server refused unprocessed (then on a
-// new connection).
+// server, or whose HTTP/2 stream the server refused unprocessed.
 func (st *transportState) roundTrip(ctx context.Context, req *Request, o *options, x fields.Header) (*Response, error) {
 	method := req.method()
 	if !validMethod(method) {
