@@ -181,14 +181,9 @@ func TestRequestAbortLoopHeap(t *testing.T) {
 // completes, a connection with no stream reserved (so it can go idle and be
 // closed), not one held open for a request that is gone.
 func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
-	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}))
-	origin.EnableHTTP2 = true
-	origin.StartTLS()
-	defer origin.Close()
-	roots := x509.NewCertPool()
-	roots.AddCert(origin.Certificate())
 	// A front that holds each connection 300ms before passing it on.
 	front, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -255,14 +250,9 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 // requests through a front that cuts connections at random points (seeded)
 // each end, in a response or an error, and none hangs.
 func TestH2ChurnSettlesEveryRequest(t *testing.T) {
-	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("b", 2048))
 	}))
-	origin.EnableHTTP2 = true
-	origin.StartTLS()
-	defer origin.Close()
-	roots := x509.NewCertPool()
-	roots.AddCert(origin.Certificate())
 	front, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -378,4 +368,16 @@ func TestBodiesNotClosed(t *testing.T) {
 	if ts.conns.Load() != before+1 {
 		t.Errorf("the request after a short body did not get a new connection")
 	}
+}
+
+// h2Origin starts an HTTPS server with HTTP/2 on loopback, closed when the
+// test ends, and returns it with a pool that trusts it.
+func h2Origin(t *testing.T, h http.Handler) (*httptest.Server, *x509.CertPool) {
+	origin := httptest.NewUnstartedServer(h)
+	origin.EnableHTTP2 = true
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+	return origin, roots
 }
