@@ -94,3 +94,111 @@ func TestPhaseTimeouts(t *testing.T) {
 		tr.Close()
 	}
 }
+
+// TestCancelPromptly (RELIABILITY L-09): cancelling a request's context
+// during the dial, before the response head and during the body returns
+// at once; cancelling one of two requests sharing an HTTP/2 connection
+// leaves the other and the connection alone.
+func TestCancelPromptly(t *testing.T) {
+	within := func(t *testing.T, what string, f func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		err := f(ctx)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v, want context.Canceled", what, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: returned %v after the cancel", what, d)
+		}
+	}
+	blocking := &Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	defer blocking.Close()
+	dialing := &Session{Transport: blocking}
+	within(t, "dial", func(ctx context.Context) error {
+		_, err := dialing.Get(ctx, "http://dial.test/")
+		return err
+	})
+	stall := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/body" {
+			w.Write(bytes.Repeat([]byte("b"), 1024))
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	}))
+	s := &Session{}
+	defer s.Close()
+	within(t, "before the head", func(ctx context.Context) error {
+		_, err := s.Get(ctx, stall.URL+"/head")
+		return err
+	})
+	within(t, "during the body", func(ctx context.Context) error {
+		resp, err := s.Get(ctx, stall.URL+"/body")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	})
+
+	// HTTP/2: one connection, two requests; the first is cancelled
+	// mid-body, the second reads its body to the end.
+	release := make(chan struct{})
+	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte("h"), 1024))
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/slow" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Write(bytes.Repeat([]byte("h"), 1024))
+	}))
+	defer close(release)
+	tr := &Transport{}
+	defer tr.Close()
+	h2s := &Session{Transport: tr, RootCAs: roots}
+	defer h2s.Close()
+	warm, err := h2s.Get(context.Background(), origin.URL+"/")
+	if err != nil || warm.Proto != "HTTP/2.0" {
+		t.Fatalf("warm-up: %v, %v", warm, err)
+	}
+	warm.Bytes()
+	within(t, "one of two h2 streams", func(ctx context.Context) error {
+		resp, err := h2s.Get(ctx, origin.URL+"/slow")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		other, err := h2s.Get(context.Background(), origin.URL+"/")
+		if err != nil {
+			t.Errorf("the other stream: %v", err)
+		} else if b, err := other.Bytes(); len(b) != 2048 || err != nil {
+			t.Errorf("the other stream read %d bytes, %v", len(b), err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	})
+	after, err := h2s.Get(context.Background(), origin.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after.Bytes()
+	st := tr.init()
+	st.h2s.mu.Lock()
+	n := 0
+	for _, list := range st.h2s.conns {
+		n += len(list)
+	}
+	st.h2s.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d HTTP/2 connections after a cancelled stream, want the one", n)
+	}
+}
