@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/h2"
 )
 
 // silentServer accepts connections on loopback and never writes; it holds
@@ -200,5 +202,17 @@ func TestCancelPromptly(t *testing.T) {
 	st.h2s.mu.Unlock()
 	if n != 1 {
 		t.Errorf("%d HTTP/2 connections after a cancelled stream, want the one", n)
+	}
+}
+
+// TestClassifyH2Timeouts: an HTTP/2 timeout before the response head is
+// PhaseHead, the head's own wait or the connection's ping alike.
+func TestClassifyH2Timeouts(t *testing.T) {
+	for _, phase := range []string{"head", "ping"} {
+		err := classify(context.Background(), &h2.TimeoutError{Phase: phase})
+		var te *TimeoutError
+		if !errors.As(err, &te) || te.Phase != PhaseHead {
+			t.Errorf("h2 %s timeout before the head: %v, want TimeoutError{head}", phase, err)
+		}
 	}
 }

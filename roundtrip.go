@@ -277,11 +277,10 @@ func classify(ctx context.Context, err error) error {
 		}
 		return &TimeoutError{Phase: ph, Err: err}
 	case errors.As(err, &te2):
-		ph := PhaseHead
-		if te2.Phase != "head" {
-			ph = PhaseBodyIdle
-		}
-		return &TimeoutError{Phase: ph, Err: err}
+		// Before the response head (classify's only use), whatever
+		// timed out (the head's wait, or the connection's ping) kept
+		// the head from coming; the body's are responseBody.finish's.
+		return &TimeoutError{Phase: PhaseHead, Err: err}
 	}
 	return err
 }
