@@ -175,6 +175,12 @@ func (hc *h2Conns) sweep() {
 // h2Dial opens one more HTTP/2 connection for key, coalescing concurrent
 // callers onto one dial, and reserves a stream on it.
 func (st *transportState) h2Dial(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, bool, error) {
+	st.h2s.mu.Lock()
+	closed := st.h2s.closed
+	st.h2s.mu.Unlock()
+	if closed {
+		return nil, false, ErrClosed
+	}
 	oc := *o // a copy, so that o itself does not escape on the hot path
 	for try := 0; try < 3; try++ {
 		ch := st.h2s.dials.DoChan(fmt.Sprint(key), func() (any, error) {
@@ -269,10 +275,13 @@ func (hc *h2Conns) take(all bool) []*h2.ClientConn {
 	return out
 }
 
-// close closes every HTTP/2 connection; streams in flight fail.
+// close closes every HTTP/2 connection, each once its streams in flight
+// are over, and refuses new ones (h2Dial).
 func (hc *h2Conns) close() {
+	// Responses being read finish; each connection closes after its
+	// last stream (Transport.Close).
 	for _, cc := range hc.take(true) {
-		cc.Close()
+		cc.CloseWhenIdle()
 	}
 }
 

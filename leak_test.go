@@ -1,6 +1,7 @@
 package guise
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -380,4 +381,61 @@ func h2Origin(t *testing.T, h http.Handler) (*httptest.Server, *x509.CertPool) {
 	roots := x509.NewCertPool()
 	roots.AddCert(origin.Certificate())
 	return origin, roots
+}
+
+// TestCloseWithRequestsInFlight (RELIABILITY L-15): CloseIdleConnections
+// and then Close, while a body is being read over HTTP/1.1 and over
+// HTTP/2, let that body finish; afterwards the Transport refuses new
+// requests with ErrClosed.
+func TestCloseWithRequestsInFlight(t *testing.T) {
+	slow := func(release <-chan struct{}) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Write(bytes.Repeat([]byte("s"), 1024))
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+			w.Write(bytes.Repeat([]byte("s"), 1024))
+		}
+	}
+	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
+		t.Run(proto, func(t *testing.T) {
+			release := make(chan struct{})
+			var url string
+			var roots *x509.CertPool
+			if proto == "HTTP/2.0" {
+				var origin *httptest.Server
+				origin, roots = h2Origin(t, slow(release))
+				url = origin.URL
+			} else {
+				url = newTestServer(t, slow(release)).URL
+			}
+			tr := &Transport{}
+			s := &Session{Transport: tr, RootCAs: roots}
+			resp, err := s.Get(context.Background(), url+"/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Proto != proto {
+				t.Fatalf("proto %s", resp.Proto)
+			}
+			first := make([]byte, 1024)
+			if _, err := io.ReadFull(resp.Body, first); err != nil {
+				t.Fatal(err)
+			}
+			tr.CloseIdleConnections()
+			tr.Close()
+			close(release)
+			rest, err := io.ReadAll(resp.Body)
+			if len(rest) != 1024 || err != nil {
+				t.Fatalf("the body in flight: %d more bytes, %v", len(rest), err)
+			}
+			resp.Body.Close()
+			if _, err := s.Get(context.Background(), url+"/"); !errors.Is(err, ErrClosed) {
+				t.Fatalf("after Close: %v, want ErrClosed", err)
+			}
+		})
+	}
 }

@@ -318,6 +318,48 @@ func TestShutdownAndReserve(t *testing.T) {
 	})
 }
 
+// TestCloseWhenIdle: CloseWhenIdle sends GOAWAY and returns at once; a
+// request after it is refused as retryable, the stream in flight finishes,
+// and the connection closes with it.
+func TestCloseWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, p := ready(t, plainConfig())
+		ch := goRoundTrip(context.Background(), cc, get("/"))
+		h := p.nextOf(FrameHeaders)
+		p.writeHeaders(h.StreamID, false, ":status", "200")
+		r := <-ch
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		cc.CloseWhenIdle()
+		if f := p.nextOf(FrameGoAway); f.StreamID != 0 {
+			t.Fatal("GOAWAY")
+		}
+		if _, err := cc.RoundTrip(context.Background(), get("/late")); !CanRetry(err) {
+			t.Fatalf("request after CloseWhenIdle: %v", err)
+		}
+		if cc.Err() != nil {
+			t.Fatalf("closed with a stream in flight: %v", cc.Err())
+		}
+		p.writeData(h.StreamID, true, []byte("rest"))
+		if b, err := io.ReadAll(r.resp.Body); string(b) != "rest" || err != nil {
+			t.Fatalf("the stream in flight: %q, %v", b, err)
+		}
+		synctest.Wait()
+		if !errors.Is(cc.Err(), ErrClosed) {
+			t.Fatalf("after the last stream: %v, want closed", cc.Err())
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		cc, _ := ready(t, plainConfig())
+		cc.CloseWhenIdle() // nothing in flight: closed at once (its GOAWAY, best effort)
+		synctest.Wait()
+		if !errors.Is(cc.Err(), ErrClosed) {
+			t.Fatalf("idle connection: %v, want closed", cc.Err())
+		}
+	})
+}
+
 func TestCloseFailsStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cc, p := ready(t, plainConfig())

@@ -317,6 +317,25 @@ func (cc *ClientConn) Shutdown(ctx context.Context) error {
 	return cc.Close()
 }
 
+// CloseWhenIdle closes the connection gracefully without waiting: it sends
+// GOAWAY and refuses new requests, and the connection closes once the
+// streams in flight have finished (at once when there are none, which may
+// leave the GOAWAY unsent if a write of other frames is under way).
+func (cc *ClientConn) CloseWhenIdle() {
+	cc.mu.Lock()
+	if cc.closed || cc.closing {
+		cc.mu.Unlock()
+		return
+	}
+	cc.closing = true
+	cc.mu.Unlock()
+	if cc.lockWrite(nil) {
+		cc.wrote(cc.fr.WriteGoAway(0, ErrCodeNo, nil))
+		cc.unlockWrite()
+	}
+	cc.afterUnlock() // closes now if no stream is left
+}
+
 // Close closes the connection at once. Streams in flight fail with an error
 // matching ErrClosed. Close waits for the connection's goroutines, including
 // request-body writers (which may wait in the caller's Body.Read).
