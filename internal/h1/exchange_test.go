@@ -424,7 +424,7 @@ func TestKeepAliveX08(t *testing.T) {
 		{"max=5, timeout=0", 0, 0},
 		{"", 0, -1},
 	} {
-		d, m := KeepAlive(hdr("Content-Length", "0", "Keep-Alive", tc.v))
+		d, m := keepAliveParams([]byte(tc.v), 0, -1)
 		if d != tc.timeout || m != tc.max {
 			t.Errorf("%q: %v %d", tc.v, d, m)
 		}

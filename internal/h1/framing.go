@@ -22,9 +22,9 @@ type framing struct {
 	n     int64 // bodyLength: the length
 	cl    int64 // what Response.ContentLength reports
 	reuse bool  // the connection may carry another request after the body
-	// keepAlive is the Keep-Alive field's timeout (0: none given): how long
-	// the server keeps the idle connection.
-	keepAlive time.Duration
+	// idle is the Keep-Alive field's timeout (0: none given): how long the
+	// server keeps the idle connection.
+	idle time.Duration
 }
 
 // frame decides the body framing of a final response per RFC 9112 section
@@ -77,7 +77,7 @@ func frame(block []byte, hdr []span, code int, http10, head bool) (framing, erro
 	}
 	// Keep-Alive max=0: the server takes no further request on the
 	// connection (RELIABILITY X-08).
-	f := framing{reuse: !connClose && (!http10 || keepAlive) && kaMax != 0, keepAlive: kaTimeout}
+	f := framing{reuse: !connClose && (!http10 || keepAlive) && kaMax != 0, idle: kaTimeout}
 	switch {
 	case head:
 		f.kind, f.cl = bodyNone, cl

@@ -3,29 +3,15 @@ package h1
 import (
 	"bytes"
 	"time"
-
-	"github.com/guise-http/guise/internal/fields"
 )
 
-// KeepAlive reads the Keep-Alive response field (RFC 2068 section 19.7.1.1,
-// still sent by many servers): the idle timeout the server keeps the
-// connection for and the number of requests it still accepts on it. A zero
-// timeout means none was given; max is -1 when none was given. The engine
-// honours both: max=0 (or timeout=0, a server that keeps no idle
-// connection) retires the connection after this response, and
-// Conn.IdleTimeout reports the timeout for the pool.
-func KeepAlive(h fields.Header) (timeout time.Duration, max int) {
-	max = -1
-	for _, f := range h {
-		if fields.EqualFold(f.Name, "keep-alive") {
-			timeout, max = keepAliveParams([]byte(f.Value), timeout, max)
-		}
-	}
-	return timeout, max
-}
-
 // keepAliveParams reads the timeout and max parameters of one Keep-Alive
-// field value into timeout and max; invalid ones are ignored.
+// response field value (RFC 2068 section 19.7.1.1, still sent by many
+// servers) into timeout and max; invalid ones are ignored. A zero timeout
+// means none was given, max -1 the same. frame honours both: max=0 (or
+// timeout=0, a server that keeps no idle connection) retires the
+// connection after this response, and Conn.IdleTimeout reports the
+// timeout for the pool.
 func keepAliveParams(v []byte, timeout time.Duration, max int) (time.Duration, int) {
 	zero := false // timeout=0: no idle time at all, as no further request
 	for rest, more := v, true; more; {

@@ -37,7 +37,7 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 	if req.Method == "CONNECT" && st.code/100 == 2 {
 		f.kind, f.cl, f.reuse = bodyNone, 0, false
 	}
-	c.keepAlive = f.keepAlive
+	c.keepAlive = f.idle
 	c.r += n
 	c.clearReadDeadline()
 
