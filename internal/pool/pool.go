@@ -252,7 +252,7 @@ func (p *Pool[C]) PutIdle(key Key, c C, now time.Time, ttl time.Duration) {
 		return
 	}
 	e.idle = append(e.idle, idleConn[C]{c: c, since: now, ttl: ttl})
-	p.armTimer(ttl)
+	p.armTimer(now, ttl)
 	p.mu.Unlock()
 }
 
@@ -301,12 +301,12 @@ func (e *entry[C]) removeWaiter(w *waiter[C]) bool {
 
 // armTimer makes sure a timer will evict idle connections once they expire.
 // p.mu is held.
-func (p *Pool[C]) armTimer(within time.Duration) {
+func (p *Pool[C]) armTimer(now time.Time, within time.Duration) {
 	d := p.idleTimeout()
 	if within > 0 && within < d {
 		d = within
 	}
-	due := time.Now().Add(d)
+	due := now.Add(d) // now: the caller's clock reading, not another
 	switch {
 	case p.timer == nil:
 		p.timer = time.AfterFunc(d, p.evict)
