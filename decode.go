@@ -1,8 +1,8 @@
 package guise
 
 import (
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/decode"
-	"github.com/guise-http/guise/internal/fields"
 )
 
 // Content decoding errors, re-exported for errors.Is and errors.As.

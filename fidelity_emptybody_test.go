@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/profile"
 )
 

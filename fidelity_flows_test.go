@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/fingerprint"
-	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/profile"
 )
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/fingerprint"
-	"github.com/guise-http/guise/internal/fields"
 )
 
 // TestRedirectHopOrderMatchesRecordings: a typed navigation to the flow's

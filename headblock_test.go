@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/profile"
 )
 

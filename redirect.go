@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/cookie"
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"golang.org/x/net/publicsuffix"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"

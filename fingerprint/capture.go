@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // ErrIncomplete is returned (wrapped in a *CaptureError) by WaitCapture

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/profile"
 )
 

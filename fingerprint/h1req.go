@@ -3,7 +3,7 @@ package fingerprint
 import (
 	"bytes"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // maxH1HeadFields bounds the number of fields ParseHTTP1Request accepts.

@@ -3,7 +3,7 @@ package fingerprint
 import (
 	"strconv"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"golang.org/x/net/http2/hpack"
 )
 

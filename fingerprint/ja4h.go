@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // HTTPRequest is an HTTP request head as JA4H sees it. Header holds the

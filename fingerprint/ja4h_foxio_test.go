@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // JA4H vectors published with FoxIO's Wireshark plugin tests

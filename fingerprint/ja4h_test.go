@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // The JA4H vector of the reference Rust implementation

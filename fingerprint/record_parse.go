@@ -1,6 +1,6 @@
 package fingerprint
 
-import "github.com/guise-http/guise/internal/fields"
+import "github.com/guise-http/guise/fields"
 
 // ClientHello parses the record's ClientHelloRecord. It returns a
 // *ParseError for a plain TCP connection or a malformed hello.

@@ -27,7 +27,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/profile"
 )
 

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/fingerprint"
-	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/profile"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // FormatVersion is the version of the profile file format Marshal writes

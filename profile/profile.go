@@ -23,7 +23,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Default is the profile name used when none is given: the newest Chrome on

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 func TestNames(t *testing.T) {

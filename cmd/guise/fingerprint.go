@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/fingerprint"
-	"github.com/guise-http/guise/internal/fields"
 	"github.com/guise-http/guise/profile"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 func hdr(kv ...string) fields.Header {

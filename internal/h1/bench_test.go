@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // cannedServer answers every request head (bodies are skipped by

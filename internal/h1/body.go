@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Body is a response body, held by value in Response. Read serves an inline

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Response is filled in by RoundTrip. A Response may be reused across

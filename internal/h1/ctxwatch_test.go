@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // getSmall runs one GET on c under ctx and reads the body to the end.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Request is what RoundTrip writes. The caller keeps ownership; RoundTrip

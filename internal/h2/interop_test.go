@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // dialGoServer starts Go's net/http HTTP/2 server over TLS on loopback and

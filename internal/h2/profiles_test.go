@@ -1,7 +1,7 @@
 package h2
 
 import (
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // chromeConfig and firefoxConfig are the recorded fingerprints of

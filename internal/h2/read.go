@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Request is one HTTP/2 request. Header holds the regular fields in wire

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Stream holds the state of one request on a ClientConn. A caller with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // replayConn is a reusable in-memory proxy: every dial rewinds its reply.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // connect sends CONNECT for addr over nc and reads the reply. On a 2xx reply it

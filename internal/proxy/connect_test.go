@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // P-12: bytes sent with the 200 in one write start the tunnel stream.

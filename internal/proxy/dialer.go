@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Dialer opens tunnels through one proxy.

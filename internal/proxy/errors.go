@@ -6,7 +6,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/guise-http/guise/internal/fields"
+	"github.com/guise-http/guise/fields"
 )
 
 // Error is the error every DialContext failure is returned as: which step of

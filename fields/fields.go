@@ -1,4 +1,7 @@
 // Package fields holds ordered HTTP header fields as they go on the wire.
+// guise.Header and guise.Field are this package's Header and Field; profile
+// and fingerprint use them too, so one header list passes between all three
+// without conversion.
 //
 // A header list is a slice of (name, value) pairs kept in the order and case the
 // caller gave: on the wire both are part of a browser's fingerprint, so nothing
