@@ -1,15 +1,24 @@
-// Package pool keeps idle client connections per key and caps how many
-// connections a key may have open at once.
+// Package pool keeps a client's connections per key: HTTP/1.1 connections,
+// which serve one request at a time and wait idle between requests, and
+// HTTP/2 connections, which serve many at once.
 //
 // A key names everything a connection was made for: origin, proxy and its
 // credentials, browser profile, TLS options and scope. Two requests share a
 // connection only when their keys are equal, so a connection is never used for
 // something it was not made for.
+//
+// An https key does not say which protocol its server picks. The first
+// request to such a key dials alone and the others wait, as browsers do, to
+// learn whether the connection is shared (then they use it) or exclusive
+// (then each takes its own, up to MaxPerKey). A key whose shared connections
+// are all full queues its requests on them; a new shared connection is
+// dialed, one at a time, only when none can take requests at all.
 package pool
 
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -27,8 +36,62 @@ type Key struct {
 // ErrClosed is returned by Get after Close.
 var ErrClosed = errors.New("pool: closed")
 
-// Conn is what a pool holds. Close must be safe to call once the pool drops it.
-type Conn interface{ Close() error }
+// Conn is what a pool holds. Close must be safe to call once the pool drops
+// it. Reserve, Usable, IdleSince and Retire are asked only of connections
+// handed to the pool with Shared; an exclusive connection may implement them
+// trivially.
+type Conn interface {
+	Close() error
+	// Reserve takes one request slot on a shared connection, or reports
+	// false when the connection is full or no longer takes requests.
+	Reserve() bool
+	// Usable reports whether the connection may take requests, now or once
+	// a slot frees: false once it failed, closed or is going away.
+	Usable() bool
+	// IdleSince reports since when the connection has had no request in
+	// flight; ok is false while it has one.
+	IdleSince() (since time.Time, ok bool)
+	// Retire closes the connection once its requests in flight are over,
+	// and refuses new ones.
+	Retire()
+}
+
+// How says what a Lease grants.
+type How uint8
+
+// What GetAt grants.
+const (
+	// Dial: the caller dials a new connection, then ends the lease with
+	// exactly one of Shared, Exclusive or Failed.
+	Dial How = iota + 1
+	// Idle: an idle exclusive connection, which ends with Put or Drop.
+	Idle
+	// Reserved: a shared connection on which a request slot is reserved
+	// for the caller.
+	Reserved
+	// Queued: a shared connection that is full; the request waits on it
+	// for a slot.
+	Queued
+)
+
+var howNames = [...]string{"", "dial", "idle", "reserved", "queued"}
+
+func (h How) String() string {
+	if int(h) < len(howNames) && h != 0 {
+		return howNames[h]
+	}
+	return "How(" + strconv.Itoa(int(h)) + ")"
+}
+
+// A Lease is what GetAt grants: a connection to use, or the right to dial
+// one.
+type Lease[C Conn] struct {
+	Conn C // zero for Dial
+	How  How
+	// slot: a Dial that holds one of the key's MaxPerKey places. decides:
+	// the Dial other Gets of the key wait for.
+	slot, decides bool
+}
 
 // Pool holds idle connections of type C per Key, most recently used first.
 // The zero value is ready to use with the defaults noted on each field.
@@ -70,10 +133,28 @@ func (p *Pool[C]) expired(ic *idleConn[C], now time.Time) bool {
 }
 
 type entry[C Conn] struct {
-	open    int           // connections open or dialing under this key
+	open    int           // exclusive connections open or dialing under this key
 	idle    []idleConn[C] // most recent last
 	waiters []*waiter[C]
+	shared  []C // shared connections, in the order they were dialed
+	kind    kind
+	// dialing is closed when the Dial that other Gets wait for ends: the
+	// first of a key of unknown kind, or a shared key's next connection.
+	dialing chan struct{}
 }
+
+// kind is what a key's connections turned out to be.
+type kind uint8
+
+const (
+	kindUnknown kind = iota
+	kindExclusive
+	kindShared
+)
+
+// mayShare reports whether key's server may pick a shared protocol:
+// HTTP/2 is negotiated only over TLS.
+func mayShare(key Key) bool { return key.Scheme == "https" }
 
 // waiter is a Get blocked at the per-key cap. It receives either a
 // connection handed over by Put, or permission to dial (ok with zero c).
@@ -108,64 +189,232 @@ func (p *Pool[C]) idleTimeout() time.Duration {
 	return 90 * time.Second
 }
 
-// Get returns an idle connection for key with ok true. Otherwise, once key
-// is under its cap, it returns ok false and a nil error: the caller now
-// holds a slot and must dial, then hand the new connection back with Put
-// when done, or call Drop if the dial failed. Get waits for a free slot until
-// ctx is done. Every connection from Get (or dialed on its slot) ends with
-// exactly one Put (reusable) or Drop (closed, or to be closed by the caller).
-func (p *Pool[C]) Get(ctx context.Context, key Key) (c C, ok bool, err error) {
+// Get is GetAt as of now.
+func (p *Pool[C]) Get(ctx context.Context, key Key) (Lease[C], error) {
 	return p.GetAt(ctx, key, time.Now())
 }
 
-// GetAt is Get for a caller that has just read the clock: idle connections
-// are judged expired or not as of now.
-func (p *Pool[C]) GetAt(ctx context.Context, key Key, now time.Time) (c C, ok bool, err error) {
+// GetAt grants a connection for key, judging idle ones expired or not as of
+// now (the caller's clock reading). In order, it grants: a shared
+// connection with a slot reserved (Reserved); an idle exclusive connection
+// (Idle); the right to dial (Dial) while the key is under MaxPerKey, or for
+// a shared key none of whose connections is usable; a full shared
+// connection to queue on (Queued). Otherwise it waits, until ctx is done:
+// for a slot, or for the dial that decides what the key's connections are.
+//
+// Every Dial ends with exactly one of Shared, Exclusive or Failed; every
+// exclusive connection (Idle, or dialed and then Exclusive) with exactly
+// one Put or Drop. Shared connections need nothing of the caller.
+func (p *Pool[C]) GetAt(ctx context.Context, key Key, now time.Time) (Lease[C], error) {
+	var expired, retired []C
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return c, false, ErrClosed
-	}
-	e := p.entry(key)
-	c, ok, expired := p.popIdle(e, now)
-	if ok {
-		p.mu.Unlock()
-		closeAll(expired)
-		return c, true, nil
-	}
-	if e.open < p.maxPerKey() {
-		e.open++
-		p.mu.Unlock()
-		closeAll(expired)
-		return c, false, nil
-	}
-	w := &waiter[C]{ch: make(chan grant[C], 1)}
-	e.waiters = append(e.waiters, w)
-	p.mu.Unlock()
-	closeAll(expired)
-
-	select {
-	case g := <-w.ch:
-		if g.closed {
-			return c, false, ErrClosed
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			closeAll(expired)
+			return Lease[C]{}, ErrClosed
 		}
-		return g.c, g.reuse, nil
-	case <-ctx.Done():
-		p.mu.Lock()
-		removed := e.removeWaiter(w)
-		p.mu.Unlock()
-		if !removed {
-			// A grant raced with the cancellation: pass it on.
-			g := <-w.ch
-			switch {
-			case g.closed:
-			case g.reuse:
-				p.Put(key, g.c)
-			default:
-				p.Drop(key)
+		if len(retired) > 0 {
+			p.mu.Unlock()
+			retireAll(retired)
+			retired = retired[:0]
+			p.mu.Lock()
+			continue
+		}
+		e := p.entry(key)
+		var queue C
+		canQueue := false
+		if len(e.shared) > 0 {
+			var c C
+			var ok bool
+			c, ok, queue, canQueue, retired = p.reserveShared(e, retired)
+			if ok {
+				p.mu.Unlock()
+				closeAll(expired)
+				retireAll(retired)
+				return Lease[C]{Conn: c, How: Reserved}, nil
+			}
+			if len(retired) > 0 {
+				continue // retire them outside p.mu, then look again
 			}
 		}
-		return c, false, ctx.Err()
+		c, ok, exp := p.popIdle(e, now)
+		expired = append(expired, exp...)
+		if ok {
+			p.mu.Unlock()
+			closeAll(expired)
+			return Lease[C]{Conn: c, How: Idle}, nil
+		}
+		switch {
+		case canQueue:
+			p.mu.Unlock()
+			closeAll(expired)
+			return Lease[C]{Conn: queue, How: Queued}, nil
+		case e.dialing != nil:
+			// What this key's next connection is, or whether it comes
+			// up at all, decides what this Get grants: wait for it.
+			ch := e.dialing
+			p.mu.Unlock()
+			closeAll(expired)
+			expired = nil
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return Lease[C]{}, ctx.Err()
+			}
+			p.mu.Lock()
+			continue
+		case e.kind == kindShared:
+			e.dialing = make(chan struct{})
+			p.mu.Unlock()
+			closeAll(expired)
+			return Lease[C]{How: Dial, decides: true}, nil
+		case e.open < p.maxPerKey():
+			e.open++
+			l := Lease[C]{How: Dial, slot: true}
+			if e.kind == kindUnknown && mayShare(key) {
+				e.dialing, l.decides = make(chan struct{}), true
+			}
+			p.mu.Unlock()
+			closeAll(expired)
+			return l, nil
+		}
+		w := &waiter[C]{ch: make(chan grant[C], 1)}
+		e.waiters = append(e.waiters, w)
+		p.mu.Unlock()
+		closeAll(expired)
+
+		select {
+		case g := <-w.ch:
+			switch {
+			case g.closed:
+				return Lease[C]{}, ErrClosed
+			case g.reuse:
+				return Lease[C]{Conn: g.c, How: Idle}, nil
+			}
+			return Lease[C]{How: Dial, slot: true}, nil
+		case <-ctx.Done():
+			p.mu.Lock()
+			removed := e.removeWaiter(w)
+			p.mu.Unlock()
+			if !removed {
+				// A grant raced with the cancellation: pass it on.
+				g := <-w.ch
+				switch {
+				case g.closed:
+				case g.reuse:
+					p.Put(key, g.c)
+				default:
+					p.Drop(key)
+				}
+			}
+			return Lease[C]{}, ctx.Err()
+		}
+	}
+}
+
+// reserveShared reserves a slot on the first of e's shared connections
+// that has one. Otherwise it returns the first usable one to queue on, as a
+// browser queues on its one connection to an origin. Connections no longer
+// usable leave e and are appended to retired, for the caller to retire once
+// p.mu is released. p.mu is held.
+func (p *Pool[C]) reserveShared(e *entry[C], retired []C) (c C, ok bool, queue C, canQueue bool, _ []C) {
+	kept := e.shared[:0]
+	for _, sc := range e.shared {
+		if !sc.Usable() {
+			retired = append(retired, sc) // its requests in flight finish
+			continue
+		}
+		kept = append(kept, sc)
+		if !ok && sc.Reserve() {
+			c, ok = sc, true
+		}
+	}
+	clear(e.shared[len(kept):])
+	e.shared = kept
+	if !ok && len(kept) > 0 {
+		queue, canQueue = kept[0], true
+	}
+	return c, ok, queue, canQueue, retired
+}
+
+func retireAll[C Conn](cs []C) {
+	for _, c := range cs {
+		c.Retire()
+	}
+}
+
+// Shared ends a Dial lease whose connection c is shared (HTTP/2): the pool
+// keeps it for the key's later requests, and Gets waiting to learn what the
+// key's connections are go on. The caller reserves its own request's slot
+// on c before handing it over.
+func (p *Pool[C]) Shared(key Key, l Lease[C], c C) {
+	p.mu.Lock()
+	e := p.lookup(key)
+	if p.closed || e == nil {
+		p.mu.Unlock()
+		c.Retire()
+		return
+	}
+	e.kind = kindShared
+	e.shared = append(e.shared, c)
+	if l.slot {
+		e.open-- // a shared connection takes no exclusive place
+	}
+	p.endDial(e, l)
+	p.armTimer(time.Now(), 0)
+	p.mu.Unlock()
+}
+
+// Exclusive ends a Dial lease whose connection serves one request at a
+// time (HTTP/1.1). The connection now ends with Put or Drop, and Gets
+// waiting to learn what the key's connections are each take a place of
+// their own.
+func (p *Pool[C]) Exclusive(key Key, l Lease[C]) {
+	p.mu.Lock()
+	e := p.lookup(key)
+	if e == nil {
+		e = p.entry(key) // the key was forgotten (Close): Put or Drop still come
+	}
+	if !l.slot {
+		// A shared key's server stopped offering a shared protocol: this
+		// connection takes a place after all.
+		e.open++
+	}
+	if e.kind == kindUnknown || !l.slot {
+		e.kind = kindExclusive
+	}
+	p.endDial(e, l)
+	p.mu.Unlock()
+}
+
+// Failed ends a Dial lease whose dial failed: its place, if it held one,
+// goes to a waiting Get, and Gets waiting for the dial go on (one of them
+// dials next).
+func (p *Pool[C]) Failed(key Key, l Lease[C]) {
+	p.mu.Lock()
+	e := p.lookup(key)
+	if e == nil {
+		p.mu.Unlock()
+		return
+	}
+	p.endDial(e, l)
+	p.mu.Unlock()
+	if l.slot {
+		p.Drop(key)
+		return
+	}
+	p.mu.Lock()
+	p.cleanup(key, e)
+	p.mu.Unlock()
+}
+
+// endDial wakes the Gets waiting for l's dial, if l is the dial they wait
+// for. p.mu is held.
+func (p *Pool[C]) endDial(e *entry[C], l Lease[C]) {
+	if l.decides && e.dialing != nil {
+		close(e.dialing)
+		e.dialing = nil
 	}
 }
 
@@ -281,7 +530,7 @@ func (p *Pool[C]) Drop(key Key) {
 // cleanup forgets an entry with nothing in it, so keys seen once do not
 // grow the map. p.mu is held.
 func (p *Pool[C]) cleanup(key Key, e *entry[C]) {
-	if e.open <= 0 && len(e.idle) == 0 && len(e.waiters) == 0 {
+	if e.open <= 0 && len(e.idle) == 0 && len(e.waiters) == 0 && len(e.shared) == 0 && e.dialing == nil {
 		delete(p.keys, key)
 		if p.last == e {
 			p.last, p.lastKey = nil, Key{}
@@ -320,10 +569,11 @@ func (p *Pool[C]) armTimer(now time.Time, within time.Duration) {
 	p.due = due
 }
 
-// evict closes expired idle connections and re-arms the timer while any
-// idle connection remains.
+// evict closes expired idle connections, exclusive and shared, retires
+// shared ones that are no longer usable, and re-arms the timer while any
+// connection remains.
 func (p *Pool[C]) evict() {
-	var toClose []C
+	var toClose, toRetire []C
 	p.mu.Lock()
 	p.timer = nil
 	now := time.Now()
@@ -344,7 +594,20 @@ func (p *Pool[C]) evict() {
 		}
 		clear(e.idle[len(kept):])
 		e.idle = kept
-		remain = remain || len(kept) > 0
+		shared := e.shared[:0]
+		for _, c := range e.shared {
+			switch since, idle := c.IdleSince(); {
+			case !c.Usable():
+				toRetire = append(toRetire, c)
+			case idle && now.Sub(since) >= p.idleTimeout():
+				toClose = append(toClose, c)
+			default:
+				shared = append(shared, c)
+			}
+		}
+		clear(e.shared[len(shared):])
+		e.shared = shared
+		remain = remain || len(kept) > 0 || len(shared) > 0
 		p.cleanup(key, e)
 	}
 	if remain && !p.closed {
@@ -353,25 +616,28 @@ func (p *Pool[C]) evict() {
 	}
 	p.mu.Unlock()
 	closeAll(toClose)
+	retireAll(toRetire)
 }
 
-// CloseIdle closes every idle connection. Connections in use are not
-// affected and may be put back afterwards.
+// CloseIdle closes every idle connection, exclusive and shared. Connections
+// in use are not affected and may be put back afterwards.
 func (p *Pool[C]) CloseIdle() {
-	closeAll(p.takeIdle(false))
+	closeAll(p.take(false))
 }
 
 // Close closes every idle connection and makes waiting and later Gets fail
-// with ErrClosed. Connections in use are closed when they are put back.
+// with ErrClosed. Exclusive connections in use are closed when they are put
+// back; shared ones close once their requests in flight are over.
 func (p *Pool[C]) Close() error {
-	closeAll(p.takeIdle(true))
+	closeAll(p.take(true))
 	return nil
 }
 
-func (p *Pool[C]) takeIdle(closing bool) []C {
-	var out []C
+// take removes the connections CloseIdle or Close (closing) closes and
+// returns them; closing retires the shared connections in use.
+func (p *Pool[C]) take(closing bool) []C {
+	var out, busy []C
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if closing {
 		p.closed = true
 		if p.timer != nil {
@@ -386,14 +652,33 @@ func (p *Pool[C]) takeIdle(closing bool) []C {
 		}
 		clear(e.idle)
 		e.idle = e.idle[:0]
+		kept := e.shared[:0]
+		for _, c := range e.shared {
+			switch _, idle := c.IdleSince(); {
+			case idle:
+				out = append(out, c)
+			case closing:
+				busy = append(busy, c)
+			default:
+				kept = append(kept, c)
+			}
+		}
+		clear(e.shared[len(kept):])
+		e.shared = kept
 		if closing {
 			for _, w := range e.waiters {
 				w.ch <- grant[C]{closed: true}
 			}
 			e.waiters = nil
+			if e.dialing != nil {
+				close(e.dialing) // its waiters see the pool closed
+				e.dialing = nil
+			}
 		}
 		p.cleanup(key, e)
 	}
+	p.mu.Unlock()
+	retireAll(busy)
 	return out
 }
 
@@ -405,8 +690,8 @@ func (p *Pool[C]) Keys() int {
 	return len(p.keys)
 }
 
-// Stats reports, for tests and tracing, how many connections key has open
-// (in use, idle or dialing) and idle.
+// Stats reports, for tests and tracing, how many exclusive connections key
+// has open (in use, idle or dialing) and idle.
 func (p *Pool[C]) Stats(key Key) (open, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -414,4 +699,16 @@ func (p *Pool[C]) Stats(key Key) (open, idle int) {
 		return e.open, len(e.idle)
 	}
 	return 0, 0
+}
+
+// Shares returns, for tests and tracing, the shared connections the pool
+// holds now, over every key.
+func (p *Pool[C]) Shares() []C {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []C
+	for _, e := range p.keys {
+		out = append(out, e.shared...)
+	}
+	return out
 }

@@ -13,23 +13,73 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// fakeConn is an exclusive connection, or a shared one with slots
+// requests (0 for exclusive ones).
 type fakeConn struct {
-	id     int
-	closed atomic.Bool
+	id      int
+	closed  atomic.Bool
+	retired atomic.Bool
+	slots   int
+	mu      sync.Mutex
+	inUse   int
+	gone    bool // going away: no longer usable
+	since   time.Time
 }
 
 func (c *fakeConn) Close() error { c.closed.Store(true); return nil }
+
+func (c *fakeConn) Reserve() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gone || c.closed.Load() || c.inUse >= c.slots {
+		return false
+	}
+	c.inUse++
+	return true
+}
+
+// done ends one request on a shared connection.
+func (c *fakeConn) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inUse--
+	if c.inUse == 0 {
+		c.since = time.Now()
+	}
+}
+
+func (c *fakeConn) Usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.gone && !c.closed.Load() && !c.retired.Load()
+}
+
+func (c *fakeConn) IdleSince() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.since, c.inUse == 0
+}
+
+func (c *fakeConn) Retire() { c.retired.Store(true) }
 
 type dialer struct {
 	n atomic.Int32
 }
 
-// get is Get plus the dial a caller does when Get grants a slot.
+// get is Get plus the dial a caller does when Get grants one, for keys
+// whose connections are exclusive.
 func (d *dialer) get(ctx context.Context, p *Pool[*fakeConn], k Key) (*fakeConn, bool, error) {
-	c, ok, err := p.Get(ctx, k)
-	if err != nil || ok {
-		return c, ok, err
+	l, err := p.Get(ctx, k)
+	if err != nil {
+		return nil, false, err
 	}
+	if l.How == Idle {
+		return l.Conn, true, nil
+	}
+	if l.How != Dial {
+		return nil, false, errors.New("an exclusive key granted " + l.How.String())
+	}
+	p.Exclusive(k, l)
 	return &fakeConn{id: int(d.n.Add(1))}, false, nil
 }
 
@@ -182,13 +232,13 @@ func TestPutIdleTTL(t *testing.T) {
 	t0 := time.Now()
 	a, _, _ := d.get(context.Background(), &p, key)
 	p.PutIdle(key, a, t0, time.Second)
-	if c, ok, err := p.GetAt(context.Background(), key, t0.Add(900*time.Millisecond)); err != nil || !ok || c != a {
-		t.Fatalf("within the ttl: %v %v %v, want the idle connection", c, ok, err)
+	if l, err := p.GetAt(context.Background(), key, t0.Add(900*time.Millisecond)); err != nil || l.How != Idle || l.Conn != a {
+		t.Fatalf("within the ttl: %v %v, want the idle connection", l, err)
 	}
 	p.PutIdle(key, a, t0, time.Second)
-	c, ok, err := p.GetAt(context.Background(), key, t0.Add(time.Second))
-	if err != nil || ok || c != nil || !a.closed.Load() {
-		t.Fatalf("past the ttl: %v %v %v (closed %v), want a slot to dial and the old one closed", c, ok, err, a.closed.Load())
+	l, err := p.GetAt(context.Background(), key, t0.Add(time.Second))
+	if err != nil || l.How != Dial || !a.closed.Load() {
+		t.Fatalf("past the ttl: %v %v (closed %v), want a slot to dial and the old one closed", l, err, a.closed.Load())
 	}
 	p.Drop(key)
 	// A ttl longer than IdleTimeout does not extend it.
@@ -196,8 +246,8 @@ func TestPutIdleTTL(t *testing.T) {
 	defer q.Close()
 	b, _, _ := d.get(context.Background(), &q, key)
 	q.PutIdle(key, b, t0, time.Hour)
-	if _, ok, _ := q.GetAt(context.Background(), key, t0.Add(2*time.Second)); ok || !b.closed.Load() {
-		t.Fatalf("past IdleTimeout: reused %v, closed %v", ok, b.closed.Load())
+	if l, _ := q.GetAt(context.Background(), key, t0.Add(2*time.Second)); l.How != Dial || !b.closed.Load() {
+		t.Fatalf("past IdleTimeout: granted %v, closed %v", l.How, b.closed.Load())
 	}
 	q.Drop(key)
 	// The sweep closes a connection when its ttl runs out, not at the
