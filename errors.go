@@ -5,8 +5,12 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"strings"
 
+	"github.com/guise-http/guise/internal/decode"
 	"github.com/guise-http/guise/internal/h1"
+	"github.com/guise-http/guise/internal/proxy"
+	"github.com/guise-http/guise/internal/tlsfp"
 )
 
 // Error is the error every Session, Transport and package-level call
@@ -85,6 +89,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string { return "guise: " + e.Phase.String() + " timeout" }
+
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
 // Timeout reports true.
@@ -115,3 +120,71 @@ var ErrUnsupportedScheme = errors.New("guise: unsupported URL scheme")
 
 // ErrClosed: the Session or Transport was closed.
 var ErrClosed = errors.New("guise: closed")
+
+// opName is the method as net/http's url.Error.Op spells it: "Get", "Post".
+func opName(m string) string {
+	switch m {
+	case "GET":
+		return "Get"
+	case "POST":
+		return "Post"
+	case "HEAD":
+		return "Head"
+	case "PUT":
+		return "Put"
+	case "DELETE":
+		return "Delete"
+	}
+	if len(m) > 1 {
+		return m[:1] + strings.ToLower(m[1:])
+	}
+	return m
+}
+
+var (
+	// ErrTooManyRedirects: the chain was longer than MaxRedirects.
+	ErrTooManyRedirects = errors.New("guise: too many redirects")
+	// ErrRedirect: a redirect arrived under RedirectError.
+	ErrRedirect = errors.New("guise: redirect refused by policy")
+	// ErrBadLocation: a redirect's Location is not an http(s) URL.
+	ErrBadLocation = errors.New("guise: bad redirect location")
+)
+
+// Content decoding errors, re-exported for errors.Is and errors.As.
+var (
+	// ErrTooManyEncodings: the response stacked more than 5 content
+	// codings (over all its Content-Encoding fields together).
+	ErrTooManyEncodings = decode.ErrTooManyEncodings
+	// ErrDecodeLimit: the decoded body grew past Session.MaxBodySize.
+	ErrDecodeLimit = decode.ErrDecodeLimit
+)
+
+// DecodeError reports a corrupt or truncated encoded body.
+type DecodeError = decode.Error
+
+// TLS errors, re-exported for errors.Is and errors.As.
+type (
+	// CertificateError reports that the server's certificate failed
+	// verification; errors.As reaches the crypto/x509 error inside.
+	CertificateError = tlsfp.CertificateError
+	// HandshakeError is any failure of the TLS handshake.
+	HandshakeError = tlsfp.HandshakeError
+)
+
+var (
+	// ErrPlainHTTP: an https:// URL reached a server that speaks plain HTTP.
+	ErrPlainHTTP = tlsfp.ErrPlainHTTP
+	// ErrDowngrade: the server's hello carried the TLS 1.3 downgrade canary.
+	ErrDowngrade = tlsfp.ErrDowngrade
+)
+
+// Proxy errors, re-exported for errors.As and errors.Is.
+type (
+	// ProxyError is any failure to open a tunnel through a proxy. Op says
+	// which step failed: "dial", "tls", "connect", "socks", "config".
+	ProxyError = proxy.Error
+	// ProxyStatusError is a non-2xx answer to CONNECT (407, 403, 502...).
+	ProxyStatusError = proxy.StatusError
+	// SOCKSError is a SOCKS server's refusal, with its reply code.
+	SOCKSError = proxy.SOCKSError
+)

@@ -212,12 +212,9 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 	resp.Bytes()
 	st := tr.init()
 	// Retire that connection so that the next request dials again.
-	for _, cc := range st.h2s.take(true) {
-		cc.Close()
+	for _, c := range st.pool.Shares() {
+		c.h2.Close()
 	}
-	st.h2s.mu.Lock()
-	st.h2s.closed = false
-	st.h2s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	if _, err := s.Get(ctx, url); err == nil {
 		t.Fatal("a request that gave up after 50ms succeeded")
@@ -225,17 +222,13 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		st.h2s.mu.Lock()
 		n, busy := 0, 0
-		for _, list := range st.h2s.conns {
-			for _, c := range list {
-				n++
-				if !c.h2.Idle() {
-					busy++
-				}
+		for _, c := range st.pool.Shares() {
+			n++
+			if !c.h2.Idle() {
+				busy++
 			}
 		}
-		st.h2s.mu.Unlock()
 		if n > 0 && busy == 0 {
 			break
 		}

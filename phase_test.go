@@ -194,12 +194,7 @@ func TestCancelPromptly(t *testing.T) {
 	}
 	after.Bytes()
 	st := tr.init()
-	st.h2s.mu.Lock()
-	n := 0
-	for _, list := range st.h2s.conns {
-		n += len(list)
-	}
-	st.h2s.mu.Unlock()
+	n := len(st.pool.Shares())
 	if n != 1 {
 		t.Errorf("%d HTTP/2 connections after a cancelled stream, want the one", n)
 	}

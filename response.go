@@ -2,6 +2,8 @@ package guise
 
 import (
 	"io"
+	"net/http/httptrace"
+	"time"
 
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
@@ -149,5 +151,38 @@ func (r *Response) Bytes() ([]byte, error) {
 		if err != nil {
 			return buf, err
 		}
+	}
+}
+
+// Timings says where a request's time went. Durations of the connection
+// phases are zero when the request reused a connection. guise also reports
+// these events to a net/http/httptrace.ClientTrace carried by the request's
+// context (httptrace.WithClientTrace), so instrumentation written for
+// net/http, such as OpenTelemetry's, works unchanged.
+type Timings struct {
+	Start   time.Time     // when the request (this hop) started
+	Connect time.Duration // name resolution and TCP connect (and the proxy handshake)
+	TLS     time.Duration // TLS handshake
+	GotConn time.Duration // from Start until a connection was ready
+	Head    time.Duration // from Start until the response head was parsed
+	Reused  bool          // the connection had served a request before
+}
+
+// gotHead records that the head arrived head after the start and reports
+// it to trace. The write events are reported here too, in their order: the
+// engines do not report the end of the write separately yet.
+func (r *Response) gotHead(trace *httptrace.ClientTrace, head time.Duration) {
+	r.Timings.Head = head
+	if trace == nil {
+		return
+	}
+	if trace.WroteHeaders != nil {
+		trace.WroteHeaders()
+	}
+	if trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
 	}
 }

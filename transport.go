@@ -2,10 +2,15 @@ package guise
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net"
 	"net/http/httptrace"
+	"net/url"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -34,7 +39,10 @@ type Transport struct {
 	Profile string
 
 	// MaxConnsPerHost caps the HTTP/1.1 connections per origin (and per
-	// proxy, profile and TLS options); 0 means 6, as browsers do.
+	// proxy, profile and TLS options); 0 means 6, as browsers do. Over
+	// HTTP/2 an origin has one connection, as in a browser: requests over
+	// the server's MAX_CONCURRENT_STREAMS wait on it for a stream, and
+	// another connection is dialed only when it goes away.
 	MaxConnsPerHost int
 	// MaxIdleConnsPerHost caps idle connections kept per origin; 0 means
 	// MaxConnsPerHost.
@@ -77,7 +85,10 @@ type transportState struct {
 	// proxySessions holds the proxy hop's TLS tickets, apart from the
 	// origins' (CVE-2021-22890).
 	proxySessions *tlsfp.SessionCache
-	h2s           h2Conns
+	// life ends when the Transport closes: dials that outlive the request
+	// that started them (see dialPooled) end with it.
+	life          context.Context
+	end           context.CancelFunc
 	dialer        net.Dialer
 	dialTO        time.Duration // Transport.DialTimeout, or its default
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -93,7 +104,7 @@ func (t *Transport) init() *transportState {
 		st.pool.MaxPerKey = t.MaxConnsPerHost
 		st.pool.MaxIdlePerKey = t.MaxIdleConnsPerHost
 		st.pool.IdleTimeout = t.IdleConnTimeout
-		st.h2s.idle = orDefault(t.IdleConnTimeout, 90*time.Second)
+		st.life, st.end = context.WithCancel(context.Background())
 		st.h1.MaxHeaderBytes = t.MaxResponseHeaderBytes
 		st.h1.DrainLimit = t.DrainLimit
 		st.dialTO = orDefault(t.DialTimeout, 30*time.Second)
@@ -131,13 +142,14 @@ func (t *Transport) Close() error {
 func (t *Transport) CloseIdleConnections() {
 	st := t.init()
 	st.pool.CloseIdle()
-	st.h2s.closeIdle()
 }
 
 func (st *transportState) close() {
 	st.closed.Do(func() {
+		st.end()
+		// Responses being read finish; each HTTP/2 connection closes
+		// after its last stream.
 		st.pool.Close()
-		st.h2s.close()
 	})
 }
 
@@ -156,196 +168,252 @@ type options struct {
 	proxyEnv bool
 }
 
-// conn is one connection: HTTP/1.1 (pooled one request at a time) or
-// HTTP/2 (shared by concurrent requests).
-type conn struct {
-	st  *transportState
-	key pool.Key
-	h1  *h1.Conn
-	h2  *h2.ClientConn
-	req h1.Request // reused: one request at a time per HTTP/1.1 conn
-	// resp is the Response of the request in flight, made by allocResp
-	// once the engine knows the head's size; ex holds the fields guise
-	// adds to a request (Host, ...) until it is written.
-	resp   *h1Response
-	ex     [4]fields.Field
-	pooled bool     // false for isolated calls
-	nc     net.Conn // the connection as dialed (TLS included), for tracing
-	// inRoundTrip and deferred hold back a release that comes while
-	// RoundTrip runs (an inline body): c.req is still in use then.
-	inRoundTrip bool
-	deferred    uint8
-	// absolute is set on a connection to an HTTP proxy that takes http://
-	// requests in absolute form; auth is the proxy's credentials for them.
-	absolute bool
-	auth     string
-	// idleSince is when an HTTP/2 connection last became idle (Unix ns;
-	// 0 while it never was).
-	idleSince atomic.Int64
-	times     dialTimes // how long dialing took; reported by the first request
-	// roots is the custom root pool the connection was verified against:
-	// held so that the pool, whose address is in key, is not collected and
-	// its address reused by another pool while the key is in use.
-	roots *x509.CertPool
-}
+// TrustStore chooses the root certificates used to verify servers.
+type TrustStore = tlsfp.TrustStore
 
-func (c *conn) Close() error {
-	if c.h2 != nil {
-		return c.h2.Close()
-	}
-	return c.h1.Close()
-}
-
-// onRelease is called by the h1 engine when a request is over.
-func (c *conn) onRelease(_ *h1.Conn, reusable bool) {
-	if c.inRoundTrip {
-		// An inline body released the connection before RoundTrip
-		// returned; hand it on only once this request is done with c.req.
-		c.deferred = releaseDrop
-		if reusable {
-			c.deferred = releasePut
-		}
-		return
-	}
-	c.release(reusable)
-}
-
-// Deferred releases (conn.deferred).
+// Trust stores. Each is built once per process and cached.
 const (
-	releaseNone = iota
-	releasePut
-	releaseDrop
+	TrustMozilla = tlsfp.Mozilla // Mozilla's roots, embedded in the binary (the default)
+	TrustSystem  = tlsfp.System  // the operating system's roots
+	TrustBoth    = tlsfp.Both    // both
 )
 
-// roundTrip runs one HTTP/1.1 exchange on c, keeping c out of the pool
-// until it returns even when the body was complete in the head's read.
-//
-// It returns how long after start the head arrived (reading only the
-// monotonic clock), which is also when an inline body's connection went
-// idle.
-func (c *conn) roundTrip(ctx context.Context, r *h1.Request, start time.Time) (*h1Response, time.Duration, error) {
-	c.inRoundTrip, c.deferred = true, releaseNone
-	_, err := c.h1.RoundTripNew(ctx, r)
-	resp := c.resp
-	c.resp = nil
-	// The request is written; drop references to the caller's data.
-	r.Body, r.BodyBytes, r.Header, r.HeaderBlock = nil, nil, r.Header[:0], nil
-	clear(c.ex[:])
-	if err == nil {
-		resp.fill()
-	} else {
-		resp = nil
-	}
-	head := time.Since(start)
-	c.inRoundTrip = false
-	if d := c.deferred; d != releaseNone {
-		c.deferred = releaseNone
-		c.releaseAt(d == releasePut, start.Add(head))
-	}
-	return resp, head, err
-}
-
-// allocResp is the h1 engine's SetAlloc function.
-func (c *conn) allocResp(nfields int) *h1.Response {
-	c.resp = newH1Response(nfields)
-	return &c.resp.eng
-}
-
-func (c *conn) release(reusable bool) {
-	var now time.Time
-	if reusable && c.pooled {
-		now = time.Now()
-	}
-	c.releaseAt(reusable, now)
-}
-
-// releaseAt is release for a caller that has read the clock: now is when
-// the connection became idle.
-func (c *conn) releaseAt(reusable bool, now time.Time) {
+// tlsID names the TLS options for the pool key: connections verified
+// differently are never shared. It is worked out once per Session (see
+// sessionState.rootsID), so the hot path does not format a pointer.
+func (o *options) tlsID() string {
 	switch {
-	case !c.pooled:
-		c.h1.Close()
-	case reusable:
-		c.st.pool.PutIdle(c.key, c, now, keepAliveTTL(c.h1.IdleTimeout()))
-	default:
-		c.st.pool.Drop(c.key)
+	case o.insecure:
+		return "insecure"
+	case o.rootCAs != nil:
+		return o.rootsID
 	}
+	return o.trust.String()
 }
 
-// keepAliveTTL is how long guise keeps an HTTP/1.1 connection idle whose
-// server announced Keep-Alive: timeout=d (0: no limit of its own): a
-// second, or half of d when that is less, before the server would close it,
-// so that a request does not go out on a connection the server is closing
-// (RELIABILITY X-08).
-func keepAliveTTL(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
+// rootsID names a custom root pool by its address; the pool stays alive as
+// long as a connection keyed by it does.
+func rootsID(p *x509.CertPool) string {
+	if p == nil {
+		return ""
 	}
-	return d - min(d/2, time.Second)
+	return fmt.Sprintf("roots:%p", p)
 }
 
-// getConn returns a connection for key: an HTTP/2 connection with a stream
-// reserved, a pooled idle HTTP/1.1 one, or a new one. now is the request's
-// start, against which idle connections are judged expired.
-func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace, now time.Time) (*conn, bool, error) {
+// roundTrip sends req once over a connection of st and returns the
+// response head. x holds the fields guise computes for this request
+// (Cookie, Referer, Sec-Fetch-Site), and b is req's body as the client
+// inspected it. fresh asks for a new connection: the one that left the
+// request unprocessed may refuse it again. An error that left the request
+// unprocessed by the server is an *unprocessedError, which the client may
+// retry once; every other error is final.
+func (st *transportState) roundTrip(ctx context.Context, req *Request, o *options, x fields.Header, b body, fresh bool) (*Response, error) {
+	method := req.method()
+	if !validMethod(method) {
+		return nil, fmt.Errorf("%w: invalid method %q", ErrRefusedToSend, method)
+	}
+	u, err := req.parse()
+	if err != nil {
+		return nil, err
+	}
+	// A caller's Proxy-Authorization is for a proxy that takes the
+	// request itself (an http:// URL through an HTTP proxy whose URL
+	// carries no credentials); anywhere else it would reach the origin.
+	proxyAuth := o.proxy != nil && o.proxy.http && o.proxy.auth == "" && u.scheme == "http"
+	if err := validHeader(req.Header, proxyAuth); err != nil {
+		return nil, err
+	}
+	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID()}
+	if o.proxy != nil {
+		key.Proxy = o.proxy.key
+	}
+
+	trace := httptrace.ContextClientTrace(ctx)
+	var tm Timings
+	tm.Start = time.Now()
+	if trace != nil && trace.GetConn != nil {
+		trace.GetConn(u.addr)
+	}
+	c, g, err := st.getConn(ctx, key, o, trace, tm.Start, fresh)
+	if err != nil {
+		return nil, err
+	}
+	tm.GotConn, tm.Reused = time.Since(tm.Start), g.reused
+	if !g.reused {
+		tm.Connect, tm.TLS = c.times.connect, c.times.tls
+	}
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: g.reused, WasIdle: g.reused})
+	}
+	var resp *Response
+	var head time.Duration
+	if c.h2 != nil {
+		resp, err = c.roundTripH2(ctx, req, u, b, o, x, g.reserved)
+		head = time.Since(tm.Start)
+	} else {
+		resp, head, err = c.roundTripH1(ctx, req, u, b, o, x, tm.Start)
+	}
+	if err != nil {
+		// A request the server never began on may go again: over
+		// HTTP/2 a refused stream or one past a GOAWAY, over HTTP/1.1
+		// a reused connection the server had closed.
+		if ctx.Err() == nil && (c.h2 != nil && h2.CanRetry(err) || c.h2 == nil && g.reused && errors.Is(err, h1.ErrNoResponse)) {
+			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 != nil}
+		}
+		return nil, classify(ctx, err)
+	}
+	resp.Timings = tm
+	resp.gotHead(trace, head)
+	return resp, nil
+}
+
+// unprocessedError is a roundTrip error after which the request may go
+// again: the server did not begin on it. fresh says that the retry needs a
+// new connection.
+type unprocessedError struct {
+	err   error
+	fresh bool
+}
+
+func (e *unprocessedError) Error() string { return e.err.Error() }
+func (e *unprocessedError) Unwrap() error { return e.err }
+
+// validHeader refuses a caller's field that could not go on the wire as
+// given, before any connection is made.
+func validHeader(h Header, proxyAuth bool) error {
+	for _, f := range h {
+		if !fields.ValidName(f.Name) {
+			return fmt.Errorf("%w: invalid header field name %q", ErrRefusedToSend, f.Name)
+		}
+		if !fields.ValidValue(f.Value) {
+			return fmt.Errorf("%w: invalid value for header field %q", ErrRefusedToSend, f.Name)
+		}
+		if !proxyAuth && len(f.Name) == len("proxy-authorization") && fields.EqualFold(f.Name, "proxy-authorization") {
+			// Directly or through a tunnel it would reach the origin
+			// (RELIABILITY P-06); with the proxy URL's credentials it
+			// would go twice.
+			return fmt.Errorf("%w: Proxy-Authorization goes only on an http:// request through an HTTP proxy without credentials in its URL", ErrRefusedToSend)
+		}
+	}
+	return nil
+}
+
+// classify turns an engine error into the error callers test for.
+func classify(ctx context.Context, err error) error {
+	var te *h1.TimeoutError
+	var te2 *h2.TimeoutError
+	switch {
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	case errors.As(err, &te):
+		ph := PhaseHead
+		if te.Phase == h1.PhaseBodyIdle {
+			ph = PhaseBodyIdle
+		}
+		return &TimeoutError{Phase: ph, Err: err}
+	case errors.As(err, &te2):
+		// Before the response head (classify's only use), whatever
+		// timed out (the head's wait, or the connection's ping) kept
+		// the head from coming; the body's are responseBody.finish's.
+		return &TimeoutError{Phase: PhaseHead, Err: err}
+	}
+	return err
+}
+
+// grant says how getConn's connection came: reused (pooled before, HTTP/1.1
+// idle or HTTP/2 shared) and, over HTTP/2, with a stream reserved.
+type grant struct {
+	reused, reserved bool
+}
+
+// getConn returns a connection for key: a shared HTTP/2 one (with a
+// stream reserved, or to queue on when it is full), an idle HTTP/1.1 one,
+// or a new one, as the pool grants. now is the request's start, against
+// which idle connections are judged expired. fresh dials a new connection
+// outside the pool's turn.
+func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace, now time.Time, fresh bool) (*conn, grant, error) {
 	if o.isolated {
 		c, err := st.dialConn(ctx, key, o, trace)
-		return c, false, err
+		return c, grant{reserved: true}, err
 	}
-	lead := false
-	for key.Scheme == "https" {
-		if c := st.h2Get(key); c != nil {
-			return c, true, nil
-		}
-		if st.h2Known(key) {
-			return st.h2Dial(ctx, key, o, trace)
-		}
-		wait, first := st.h2s.probe(key)
-		if wait == nil {
-			lead = first
-			break
-		}
-		select {
-		case <-wait: // the first connection is up (or failed): look again
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
+	var l pool.Lease[*conn]
+	if fresh {
+		// Outside the pool's count: the pool takes the connection as it
+		// takes any dialed one.
+		l.How = pool.Dial
+	} else {
+		var err error
+		if l, err = st.pool.GetAt(ctx, key, now); err != nil {
+			if errors.Is(err, pool.ErrClosed) {
+				err = ErrClosed
+			}
+			return nil, grant{}, err
 		}
 	}
-	c, ok, err := st.pool.GetAt(ctx, key, now)
+	switch l.How {
+	case pool.Idle:
+		return l.Conn, grant{reused: true}, nil
+	case pool.Reserved:
+		return l.Conn, grant{reused: true, reserved: true}, nil
+	case pool.Queued:
+		return l.Conn, grant{reused: true}, nil
+	}
+	c, err := st.dialPooled(ctx, key, o, trace, l)
 	if err != nil {
-		if lead {
-			st.h2s.endProbe(key, false)
+		return nil, grant{}, err
+	}
+	return c, grant{reserved: c.h2 != nil}, nil
+}
+
+// dialed is the outcome of dialPooled's dial.
+type dialed struct {
+	c   *conn
+	err error
+}
+
+// dialPooled dials the connection lease l grants and hands it to the pool.
+// The dial goes on when ctx ends first: other requests wait for it, and
+// later ones use its connection. A connection nobody is left for keeps no
+// stream reserved (HTTP/2), or waits idle in the pool (HTTP/1.1).
+func (st *transportState) dialPooled(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace, l pool.Lease[*conn]) (*conn, error) {
+	oc := *o // a copy for the dial, so that o does not escape on the hot path
+	ch := make(chan dialed, 1)
+	go func() {
+		// Not ctx: the dial outlives a caller who gives up, but not the
+		// Transport.
+		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		stop := context.AfterFunc(st.life, cancel)
+		c, err := st.dialConn(dctx, key, &oc, trace)
+		stop()
+		cancel()
+		switch {
+		case err != nil:
+			st.pool.Failed(key, l)
+		case c.h2 != nil:
+			c.pooled = true
+			st.pool.Shared(key, l, c)
+		default:
+			c.pooled = true
+			st.pool.Exclusive(key, l)
 		}
-		if errors.Is(err, pool.ErrClosed) {
-			err = ErrClosed
-		}
-		return nil, false, err
+		ch <- dialed{c, err}
+	}()
+	select {
+	case d := <-ch:
+		return d.c, d.err
+	case <-ctx.Done():
+		go func() {
+			d := <-ch
+			switch {
+			case d.err != nil:
+			case d.c.h2 != nil:
+				d.c.h2.CancelReservation()
+			default:
+				d.c.release(true)
+			}
+		}()
+		return nil, ctx.Err()
 	}
-	if ok {
-		if lead {
-			st.h2s.endProbe(key, true)
-		}
-		return c, true, nil
-	}
-	c, err = st.dialConn(ctx, key, o, trace)
-	if err != nil {
-		st.pool.Drop(key)
-		if lead {
-			st.h2s.endProbe(key, false)
-		}
-		return nil, false, err
-	}
-	if lead {
-		defer st.h2s.endProbe(key, c.h2 == nil)
-	}
-	if c.h2 != nil {
-		// The slot was for an HTTP/1.1 connection; HTTP/2 ones live apart.
-		st.pool.Drop(key)
-		st.h2Add(key, c)
-		return c, false, nil
-	}
-	c.pooled = true
-	return c, false, nil
 }
 
 // dialConn opens a connection for key: TCP, then for https TLS with the
@@ -414,9 +482,11 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 				// The hook runs on the connection's read loop, which
 				// Close waits for: close from outside it.
 				cc.OnIdle(func(cc *h2.ClientConn) { go cc.Close() })
+			} else {
+				c.idleSince.Store(time.Now().UnixNano())
+				cc.OnIdle(func(*h2.ClientConn) { c.idleSince.Store(time.Now().UnixNano()) })
 			}
 			c.h2 = cc
-			c.pooled = !o.isolated
 			return c, nil
 		}
 		nc = tc
@@ -445,4 +515,197 @@ func (st *transportState) redial(ctx context.Context, key pool.Key, o *options, 
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
+}
+
+// dialTimes are the connection phases of a freshly dialed connection.
+type dialTimes struct {
+	connect, tls time.Duration
+}
+
+// dialTCP connects to addr. DNS and connect events reach a ClientTrace in
+// ctx through net.Dialer itself, which reads httptrace's hooks from the
+// context.
+func (st *transportState) dialTCP(ctx context.Context, addr string, dt *dialTimes) (net.Conn, error) {
+	start := time.Now()
+	nc, err := st.dial(ctx, "tcp", addr)
+	dt.connect = time.Since(start)
+	return nc, err
+}
+
+// handshake runs the profile's TLS handshake over nc, bounded by the
+// Transport's TLSHandshakeTimeout.
+func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.Key, o *options) (net.Conn, tlsfp.State, error) {
+	host, _, err := net.SplitHostPort(key.Addr)
+	if err != nil {
+		nc.Close()
+		return nil, tlsfp.State{}, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, st.tlsTO)
+	defer cancel()
+	cfg := tlsfp.Config{
+		Profile:            o.profile.p,
+		RootCAs:            o.rootCAs,
+		TrustStore:         o.trust,
+		InsecureSkipVerify: o.insecure,
+	}
+	if !o.isolated {
+		cfg.Sessions = st.sessions
+	}
+	tc, state, err := tlsfp.Handshake(hctx, nc, host, &cfg)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = &TimeoutError{Phase: PhaseTLS, Err: err}
+		}
+		return nil, state, err
+	}
+	return tc, state, nil
+}
+
+// tlsState converts the handshake's result for httptrace.
+func tlsState(s tlsfp.State, serverName string) tls.ConnectionState {
+	return tls.ConnectionState{
+		Version:            s.Version,
+		HandshakeComplete:  true,
+		DidResume:          s.Resumed,
+		CipherSuite:        s.CipherSuite,
+		NegotiatedProtocol: s.ALPN,
+		ServerName:         serverName,
+		PeerCertificates:   s.PeerCertificates,
+	}
+}
+
+// route is a parsed proxy URL: what the pool key and the dialer need.
+type route struct {
+	u    *url.URL
+	key  string // scheme, host, port and a hash of the credentials
+	auth string // Proxy-Authorization for absolute-form requests, "" without credentials
+	http bool   // an HTTP(S) proxy, which takes http:// requests in absolute form
+}
+
+// routes caches parsed proxy URLs by their text; a Session's requests all
+// name the same one. Rotating proxies can name many: past maxRoutes the
+// cache starts over.
+var (
+	routes    sync.Map // string → *route
+	routesLen atomic.Int32
+)
+
+const maxRoutes = 4096
+
+func parseRoute(raw string) (*route, error) {
+	if r, ok := routes.Load(raw); ok {
+		return r.(*route), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w: bad proxy URL %q", ErrRefusedToSend, redact(raw))
+	}
+	r := &route{u: u, key: proxy.Key(u)}
+	switch u.Scheme {
+	case "http", "https":
+		r.http = true
+	case "socks5", "socks5h", "socks4", "socks4a":
+	default:
+		return nil, fmt.Errorf("%w: proxy scheme %q", ErrUnsupportedScheme, u.Scheme)
+	}
+	if r.http && u.User != nil {
+		pw, _ := u.User.Password()
+		r.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
+	}
+	if len(raw) < 1024 {
+		if routesLen.Add(1) > maxRoutes {
+			routes.Clear()
+			routesLen.Store(0)
+		}
+		routes.Store(raw, r)
+	}
+	return r, nil
+}
+
+// dialProxy opens the connection a request for key goes over: a tunnel to
+// the origin, or (absolute is true) a connection to an HTTP proxy that
+// takes the http:// request itself.
+func (st *transportState) dialProxy(ctx context.Context, addr, scheme string, r *route, o *options, dt *dialTimes) (nc net.Conn, absolute bool, err error) {
+	oc := *o // the TLS func below keeps a copy, so o does not escape
+	d := &proxy.Dialer{
+		URL:  r.u,
+		Dial: st.dial,
+		TLS: func(ctx context.Context, nc net.Conn, serverName string) (net.Conn, error) {
+			// The proxy hop has its own TLS sessions, never the origin's.
+			cfg := tlsfp.Config{Profile: oc.profile.p, ALPN: []string{"http/1.1"}, RootCAs: oc.rootCAs,
+				TrustStore: oc.trust, InsecureSkipVerify: oc.insecure}
+			if !oc.isolated {
+				cfg.Sessions = st.proxySessions
+			}
+			tc, _, err := tlsfp.Handshake(ctx, nc, serverName, &cfg)
+			return tc, err
+		},
+	}
+	if ua := o.profile.userAgent(); ua != "" {
+		d.ConnectHeader = Header{{Name: "User-Agent", Value: ua}}
+	}
+	start := time.Now()
+	defer func() { dt.connect = time.Since(start) }()
+	if r.http && scheme == "http" {
+		// Plain http:// through an HTTP proxy: no tunnel, the proxy takes
+		// the request in absolute form.
+		op := "dial"
+		nc, err = st.dial(ctx, "tcp", hostPort(r.u))
+		if err == nil && r.u.Scheme == "https" {
+			op = "tls"
+			nc, err = d.TLS(ctx, nc, r.u.Hostname()) // closes nc on failure
+		}
+		if err != nil {
+			return nil, false, &proxy.Error{Proxy: redact(r.u.String()), Op: op, Err: err}
+		}
+		return nc, true, nil
+	}
+	// Its errors are *proxy.Error; dialConn tells a timeout's phase.
+	nc, err = d.DialContext(ctx, addr)
+	return nc, false, err
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	switch u.Scheme {
+	case "https":
+		return net.JoinHostPort(u.Hostname(), "443")
+	case "http":
+		return net.JoinHostPort(u.Hostname(), "80")
+	}
+	return net.JoinHostPort(u.Hostname(), "1080")
+}
+
+// envProxy is the proxy the environment names for u, or "".
+func envProxy(u *parsedURL) (string, error) {
+	pu, err := proxy.ForURL(u.url(), os.Getenv)
+	if err != nil || pu == nil {
+		return "", err
+	}
+	return pu.String(), nil
+}
+
+// hopOptions returns the options for a redirect hop to u: o itself, or,
+// when o's proxy came from the environment, a copy with the proxy the
+// environment names for u. An http to https redirect then goes through
+// HTTPS_PROXY instead of HTTP_PROXY (with that proxy's credentials, not the
+// first one's), and a hop to a NO_PROXY host goes direct (RELIABILITY P-06).
+func hopOptions(o *options, u *parsedURL) (*options, error) {
+	if !o.proxyEnv {
+		return o, nil
+	}
+	p, err := envProxy(u)
+	if err != nil {
+		return nil, err
+	}
+	c := *o
+	c.proxy = nil
+	if p != "" {
+		if c.proxy, err = parseRoute(p); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
 }

@@ -238,6 +238,15 @@ func (cc *ClientConn) CanTakeNewRequest() bool {
 	return cc.canTakeLocked()
 }
 
+// Usable reports whether the connection may take new requests, now or once
+// a stream slot frees: false after GOAWAY, Shutdown, CloseWhenIdle, Close or
+// a failure, and once stream ids run out.
+func (cc *ClientConn) Usable() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.refusalLocked() == nil
+}
+
 // ReserveNewRequest atomically checks CanTakeNewRequest and reserves a stream
 // slot. The next RoundTrip uses the reservation and does not wait for a slot.
 func (cc *ClientConn) ReserveNewRequest() bool {

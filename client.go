@@ -3,18 +3,233 @@ package guise
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/guise-http/guise/cookie"
 	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/decode"
+	"github.com/guise-http/guise/profile"
 	"golang.org/x/net/publicsuffix"
 )
+
+// isolated serves the package-level Get and Do: it dials a new connection
+// for every request and never pools it.
+var isolated struct {
+	once sync.Once
+	t    Transport
+}
+
+func isolatedState() *transportState {
+	isolated.once.Do(func() { isolated.t.init() })
+	return isolated.t.state
+}
+
+// Get fetches url as a top-level navigation with profile.Default, as an
+// isolated visit: a connection of its own, closed after the body, no TLS
+// resumption, no cookies.
+func Get(ctx context.Context, url string) (*Response, error) {
+	return Do(ctx, &Request{URL: url})
+}
+
+// Do sends req as an isolated visit (see Get). The server's certificate is
+// verified against the embedded Mozilla roots, or req.RootCAs when set.
+func Do(ctx context.Context, req *Request) (*Response, error) {
+	c, err := compile(req.Profile)
+	if err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	o := options{profile: c, insecure: req.InsecureSkipVerify, isolated: true}
+	if req.RootCAs != nil {
+		o.rootCAs, o.rootsID = req.RootCAs, rootsID(req.RootCAs)
+	}
+	if req.Proxy != "" {
+		if o.proxy, err = parseRoute(req.Proxy); err != nil {
+			return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+		}
+	}
+	ch, err := newChain(req, req.Redirect, 0, nil)
+	ch.ephemeral = true
+	if err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	return do(ctx, isolatedState(), req, &o, req.Timeout, &ch)
+}
+
+// Session is a browsing session: one browser profile, its connections and
+// (once cookies land) its cookie jar, kept until Close. Requests of one
+// Session may reuse each other's connections and TLS sessions; requests of
+// different Sessions never do unless they share a Transport.
+//
+// The zero value is ready to use, with profile.Default. Fields are read at
+// the first request and must not change afterwards. A Session is safe for
+// concurrent use. A Session dropped without Close is closed by a cleanup when
+// garbage-collected.
+type Session struct {
+	// Profile names the browser to look like (see profile.Names); ""
+	// means the Transport's Profile, or profile.Default.
+	Profile string
+	// Proxy is the proxy URL for every request; "" means a direct
+	// connection.
+	Proxy string
+	// ProxyFromEnvironment takes the proxy from HTTP_PROXY, HTTPS_PROXY,
+	// ALL_PROXY and NO_PROXY (or their lower-case forms) for requests that
+	// name no Proxy. Off unless set: guise reads no environment by default.
+	ProxyFromEnvironment bool
+	// Timeout bounds each request from start to the end of its body; 0
+	// means no limit but the context's.
+	Timeout time.Duration
+	// InsecureSkipVerify turns certificate verification off. Use it only
+	// against servers you run.
+	InsecureSkipVerify bool
+	// RootCAs replaces TrustStore's roots when set.
+	RootCAs *x509.CertPool
+	// TrustStore chooses the roots certificates are verified against; the
+	// zero value is the embedded Mozilla roots.
+	TrustStore TrustStore
+	// Transport, if set, is the connection pool this Session uses and may
+	// share with other Sessions. Nil means a pool of the Session's own.
+	Transport *Transport
+	// Jar holds the Session's cookies; nil means a jar of its own, made at
+	// the first request (see Cookies). The jar is never reset or expired as
+	// a whole by guise.
+	Jar *cookie.Jar
+	// RawBody hands bodies over as received, without undoing their
+	// Content-Encoding.
+	RawBody bool
+	// MaxBodySize caps a decoded body: reading past it fails with
+	// ErrDecodeLimit. 0 means no limit.
+	MaxBodySize int64
+	// Redirect is the redirect policy; the zero value follows redirects
+	// as a browser does.
+	Redirect RedirectPolicy
+	// MaxRedirects caps a redirect chain; 0 means DefaultMaxRedirects.
+	MaxRedirects int
+
+	once  sync.Once
+	state *sessionState
+}
+
+// sessionState is what a Session owns, apart from the Session so a GC
+// cleanup can close it.
+type sessionState struct {
+	t       *Transport // the pool used
+	own     bool       // t belongs to this Session
+	jar     *cookie.Jar
+	rootsID string // rootsID(Session.RootCAs)
+}
+
+func (s *Session) init() *sessionState {
+	s.once.Do(func() {
+		st := &sessionState{t: s.Transport, jar: s.Jar, rootsID: rootsID(s.RootCAs)}
+		if st.jar == nil {
+			st.jar = cookie.New(nil)
+		}
+		if st.t == nil {
+			st.t = &Transport{Profile: s.Profile}
+			st.own = true
+			st.t.init()
+			runtime.AddCleanup(s, func(t *Transport) { t.Close() }, st.t)
+		}
+		s.state = st
+	})
+	return s.state
+}
+
+// Close closes the Session's own connections. A shared Transport stays
+// open. Requests after Close fail with ErrClosed.
+func (s *Session) Close() error {
+	st := s.init()
+	if st.own {
+		return st.t.Close()
+	}
+	return nil
+}
+
+// Get fetches url as a top-level navigation.
+func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
+	return s.Do(ctx, &Request{URL: url})
+}
+
+// Do sends req and returns the response head; the caller reads and closes
+// the body. Any error is an *Error. An error response (4xx, 5xx) is not an
+// error.
+func (s *Session) Do(ctx context.Context, req *Request) (*Response, error) {
+	st := s.init()
+	t := st.t
+	ts := t.init()
+	o, err := s.options(req, t)
+	if err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	ch, err := s.chain(req)
+	if err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
+	return do(ctx, ts, req, &o, pick(req.Timeout, s.Timeout), &ch)
+}
+
+// chain starts the redirect state of one call.
+func (s *Session) chain(req *Request) (chain, error) {
+	ch, err := newChain(req, pick(req.Redirect, s.Redirect), s.MaxRedirects, cookieJar{s.state.jar})
+	ch.decode, ch.limit = !s.RawBody, s.MaxBodySize
+	return ch, err
+}
+
+// Cookies returns the Session's cookie jar: Jar, or the one the Session
+// made. Use it to look at, export or import cookies.
+func (s *Session) Cookies() *cookie.Jar { return s.init().jar }
+
+func pick[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// options resolves the settings of req under s and t.
+func (s *Session) options(req *Request, t *Transport) (options, error) {
+	c, err := compile(pick(req.Profile, pick(s.Profile, t.Profile)))
+	if err != nil {
+		return options{}, err
+	}
+	o := options{
+		profile:  c,
+		insecure: req.InsecureSkipVerify || s.InsecureSkipVerify,
+		rootCAs:  s.RootCAs,
+		rootsID:  s.state.rootsID,
+		trust:    s.TrustStore,
+	}
+	if req.RootCAs != nil {
+		o.rootCAs, o.rootsID = req.RootCAs, rootsID(req.RootCAs)
+	}
+	p := pick(req.Proxy, s.Proxy)
+	if p == "" && s.ProxyFromEnvironment {
+		o.proxyEnv = true
+		u, err := req.parse()
+		if err != nil {
+			return options{}, err
+		}
+		if p, err = envProxy(u); err != nil {
+			return options{}, err
+		}
+	}
+	if p != "" {
+		if o.proxy, err = parseRoute(p); err != nil {
+			return options{}, err
+		}
+	}
+	return o, nil
+}
 
 // RedirectPolicy says what a request does with a 3xx response that carries
 // a Location.
@@ -45,15 +260,6 @@ func (p RedirectPolicy) String() string {
 // DefaultMaxRedirects is the longest redirect chain followed when
 // MaxRedirects is 0: Chrome's and Firefox's limit.
 const DefaultMaxRedirects = 20
-
-var (
-	// ErrTooManyRedirects: the chain was longer than MaxRedirects.
-	ErrTooManyRedirects = errors.New("guise: too many redirects")
-	// ErrRedirect: a redirect arrived under RedirectError.
-	ErrRedirect = errors.New("guise: redirect refused by policy")
-	// ErrBadLocation: a redirect's Location is not an http(s) URL.
-	ErrBadLocation = errors.New("guise: bad redirect location")
-)
 
 // chain is the state of one call across its redirect hops.
 type chain struct {
@@ -156,7 +362,7 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 				return nil, err
 			}
 		}
-		resp, err := st.roundTrip(ctx, hop, ho, xs)
+		resp, err := ch.send(ctx, st, hop, ho, xs)
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +392,30 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 		discard(resp)
 		hop = next
 	}
+}
+
+// send sends one hop, and sends it once more, on a new connection where
+// the protocol wants one, when the server left it unprocessed (a reused
+// HTTP/1.1 connection it had closed, a refused HTTP/2 stream, a GOAWAY)
+// and its body can be sent again: a retry goes out at most once.
+func (ch *chain) send(ctx context.Context, st *transportState, hop *Request, o *options, x fields.Header) (*Response, error) {
+	b, replayable := hop.body()
+	resp, err := st.roundTrip(ctx, hop, o, x, b, false)
+	if err == nil {
+		return resp, nil
+	}
+	up, ok := err.(*unprocessedError)
+	if !ok {
+		return nil, err
+	}
+	if !replayable || ctx.Err() != nil {
+		return nil, up.err
+	}
+	resp, err = st.roundTrip(ctx, hop, o, x, b, up.fresh && !o.isolated)
+	if up, ok := err.(*unprocessedError); ok {
+		return nil, up.err
+	}
+	return resp, err
 }
 
 // discard drains (up to the Transport's limit) and closes a body the caller
@@ -378,4 +608,75 @@ func refererFor(ref, target *url.URL) string {
 		return r.String()
 	}
 	return strings.ToLower(ref.Scheme) + "://" + ref.Host + "/"
+}
+
+// cookieJar lets a redirect chain use a *cookie.Jar.
+type cookieJar struct{ j *cookie.Jar }
+
+func (c cookieJar) cookieHeader(u *url.URL, site cookie.SiteContext) string {
+	var buf [512]byte
+	b := c.j.AppendCookieHeader(buf[:0], u, site)
+	if len(b) == 0 {
+		return ""
+	}
+	return string(b)
+}
+
+func (c cookieJar) setCookies(u *url.URL, values []string) { c.j.SetCookies(u, values) }
+
+// siteContext is how a browser classifies a request for SameSite cookies:
+// same-site unless the request comes, or a redirect went, from another
+// site.
+func (ch *chain) siteContext(hop *Request, u *url.URL) cookie.SiteContext {
+	from := ch.referrer
+	if from == nil {
+		from = ch.first
+	}
+	if !ch.cross && (from == nil || sameSite(from, u)) {
+		return cookie.SameSiteRequest
+	}
+	if hop.Kind == 0 || hop.Kind == profile.Navigate {
+		switch hop.method() {
+		case "GET", "HEAD", "OPTIONS", "TRACE":
+			return cookie.CrossSiteNavigation
+		}
+		return cookie.CrossSiteUnsafeNavigation
+	}
+	return cookie.CrossSite
+}
+
+// decodeBody undoes the response's Content-Encoding, as browsers do, when
+// guise asked for it: the profile's Accept-Encoding went out unchanged (the
+// caller set no Accept-Encoding or Range of its own) and the response has a
+// body. Codings guise does not know leave the body and its header as they
+// are. A decoded response has no Content-Encoding and no Content-Length.
+func decodeBody(resp *Response, req *Request, limit int64) error {
+	if !resp.Header.Has("content-encoding") || req.method() == "HEAD" ||
+		resp.StatusCode == 204 || resp.StatusCode == 304 || resp.StatusCode < 200 ||
+		req.Header.Has("accept-encoding") || req.Header.Has("range") {
+		return nil
+	}
+	var vals [4]string // no allocation for the usual one or two fields
+	vs := vals[:0]
+	for _, f := range resp.Header {
+		if fields.EqualFold(f.Name, "content-encoding") {
+			vs = append(vs, f.Value)
+		}
+	}
+	codings, ok, err := decode.Chain(vs)
+	if err != nil {
+		return err
+	}
+	if !ok || len(codings) == 0 {
+		return nil
+	}
+	rc, err := decode.NewReader(resp.body.r, codings, limit)
+	if err != nil {
+		return err
+	}
+	resp.body.r = rc
+	resp.Header = resp.Header.Del("content-encoding").Del("content-length")
+	resp.ContentLength = -1
+	resp.Decoded = true
+	return nil
 }
