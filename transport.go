@@ -87,15 +87,15 @@ type transportState struct {
 	proxySessions *tlsfp.SessionCache
 	// life ends when the Transport closes: dials that outlive the request
 	// that started them (see dialPooled) end with it.
-	life          context.Context
-	end           context.CancelFunc
-	dialer        net.Dialer
-	dialTO        time.Duration // Transport.DialTimeout, or its default
-	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
-	tlsTO         time.Duration
-	headTO        time.Duration
-	bodyTO        time.Duration
-	closed        sync.Once
+	life   context.Context
+	end    context.CancelFunc
+	dialer net.Dialer
+	dialTO time.Duration // Transport.DialTimeout, or its default
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	tlsTO  time.Duration
+	headTO time.Duration
+	bodyTO time.Duration
+	closed sync.Once
 }
 
 func (t *Transport) init() *transportState {
