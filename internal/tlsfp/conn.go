@@ -182,8 +182,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	if err == io.EOF && c.raw.eof {
 		err = io.ErrUnexpectedEOF
-	} else if a, ok := remoteAlert(err); ok {
-		err = &AlertError{Alert: a}
+	} else if err != nil && err != io.EOF {
+		if a, ok := remoteAlert(err); ok {
+			err = &AlertError{Alert: a}
+		}
 	}
 	return n, err
 }

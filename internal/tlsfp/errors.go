@@ -234,6 +234,9 @@ func (e *AlertError) Error() string {
 // alert from the peer: a *net.OpError with Op "remote error" whose Err is
 // uTLS's unexported alert type, a uint8 (utls conn.go, readRecordOrCCS).
 // utls.AlertError is not it: uTLS uses that for alerts it sends, over QUIC.
+//
+// err must not be nil: the caller checks, so that a Read's success does not
+// pay for the escaping target of errors.As.
 func remoteAlert(err error) (Alert, bool) {
 	var oe *net.OpError
 	if !errors.As(err, &oe) || oe.Op != "remote error" || oe.Err == nil {
