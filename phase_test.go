@@ -203,7 +203,7 @@ func TestCancelPromptly(t *testing.T) {
 // TestClassifyH2Timeouts: an HTTP/2 timeout before the response head is
 // PhaseHead, the head's own wait or the connection's ping alike.
 func TestClassifyH2Timeouts(t *testing.T) {
-	for _, phase := range []string{"head", "ping"} {
+	for _, phase := range []h2.Phase{h2.PhaseHead, h2.PhasePing} {
 		err := classify(context.Background(), &h2.TimeoutError{Phase: phase})
 		var te *TimeoutError
 		if !errors.As(err, &te) || te.Phase != PhaseHead {

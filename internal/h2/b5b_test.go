@@ -198,7 +198,7 @@ func TestH2_18PingHealthCheck(t *testing.T) {
 		time.Sleep(20 * time.Second)
 		r := <-ch
 		var te *TimeoutError
-		if !errors.As(r.err, &te) || te.Phase != "ping" {
+		if !errors.As(r.err, &te) || te.Phase != PhasePing {
 			t.Fatalf("got %v", r.err)
 		}
 		pings := 0

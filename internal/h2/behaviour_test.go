@@ -119,7 +119,7 @@ func TestTimeouts(t *testing.T) {
 		start := time.Now()
 		_, err := cc.RoundTrip(context.Background(), req)
 		var te *TimeoutError
-		if !errors.As(err, &te) || te.Phase != "head" || time.Since(start) != 3*time.Second {
+		if !errors.As(err, &te) || te.Phase != PhaseHead || time.Since(start) != 3*time.Second {
 			t.Fatalf("got %v after %v", err, time.Since(start))
 		}
 		ch := goRoundTrip(context.Background(), cc, req)
@@ -127,7 +127,7 @@ func TestTimeouts(t *testing.T) {
 		h := p.nextOf(FrameHeaders)
 		p.writeHeaders(h.StreamID, false, ":status", "200")
 		r := <-ch
-		if _, err := io.ReadAll(r.resp.Body); !errors.As(err, &te) || te.Phase != "body-idle" {
+		if _, err := io.ReadAll(r.resp.Body); !errors.As(err, &te) || te.Phase != PhaseBodyIdle {
 			t.Fatalf("body: %v", err)
 		}
 		r.resp.Body.Close()

@@ -421,7 +421,7 @@ func (cc *ClientConn) fail(err error) {
 	cc.nc.Close()
 }
 
-var errCalm = ConnectionError{ErrCodeEnhanceYourCalm, "too many control frames owed"}
+var errCalm = ConnectionError{Code: ErrCodeEnhanceYourCalm, Reason: "too many control frames owed"}
 
 func (cc *ClientConn) slotChanLocked() chan struct{} {
 	if cc.slotWait == nil {
@@ -484,7 +484,7 @@ func (cc *ClientConn) pingLost() {
 	lost := cc.pingOutstanding
 	cc.mu.Unlock()
 	if lost {
-		cc.fail(&TimeoutError{Phase: "ping"})
+		cc.fail(&TimeoutError{Phase: PhasePing})
 	}
 }
 

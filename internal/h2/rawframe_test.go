@@ -39,7 +39,7 @@ func (fr *frameReader) next() (frameHeader, []byte, error) {
 		StreamID: binary.BigEndian.Uint32(fr.hdr[5:]) & (1<<31 - 1),
 	}
 	if h.Length > fr.max {
-		return h, nil, ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes exceeds %d", h.Type, h.Length, fr.max)}
+		return h, nil, ConnectionError{Code: ErrCodeFrameSize, Reason: fmt.Sprintf("%v frame of %d bytes exceeds %d", h.Type, h.Length, fr.max)}
 	}
 	if uint32(cap(fr.buf)) < h.Length {
 		fr.buf = make([]byte, h.Length, max(h.Length, 1<<14))

@@ -115,7 +115,7 @@ func (cc *ClientConn) readFrame() error {
 	}
 	if !cc.sawSettings {
 		if fh.Type != FrameSettings || fh.Flags.Has(http2.FlagSettingsAck) {
-			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("first frame is %v, not SETTINGS", fh.Type)}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: fmt.Sprintf("first frame is %v, not SETTINGS", fh.Type)}
 		}
 		cc.sawSettings = true
 	}
@@ -156,7 +156,7 @@ func (cc *ClientConn) readHeaders(fh http2.FrameHeader) error {
 		return err
 	}
 	if fh.StreamID == 0 {
-		return ConnectionError{ErrCodeProtocol, "HEADERS frame with stream ID 0"}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: "HEADERS frame with stream ID 0"}
 	}
 	pad := 0
 	if fh.Flags.Has(http2.FlagHeadersPadded) {
@@ -172,7 +172,7 @@ func (cc *ClientConn) readHeaders(fh http2.FrameHeader) error {
 		p = p[5:]
 	}
 	if pad > len(p) {
-		return ConnectionError{ErrCodeProtocol, "HEADERS frame with invalid padding"}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: "HEADERS frame with invalid padding"}
 	}
 	if cc.idleTimer != nil {
 		cc.idleTimer.Reset(cc.cfg.ReadIdleTimeout)
@@ -213,7 +213,7 @@ func (cc *ClientConn) readDataBlock(fh http2.FrameHeader) error {
 
 // tooShort is the error of a frame too short for its fixed fields.
 func tooShort(fh http2.FrameHeader) error {
-	return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes too short", fh.Type, fh.Length)}
+	return ConnectionError{Code: ErrCodeFrameSize, Reason: fmt.Sprintf("%v frame of %d bytes too short", fh.Type, fh.Length)}
 }
 
 // readErr turns an error of the Framer reading the frame that starts with fh
@@ -228,16 +228,16 @@ func (cc *ClientConn) readErr(fh http2.FrameHeader, err error) error {
 		if d := cc.fr.ErrorDetail(); d != nil {
 			reason = d.Error()
 		}
-		return ConnectionError{ErrCode(ce), reason}
+		return ConnectionError{Code: ErrCode(ce), Reason: reason}
 	case errors.As(err, &se):
 		return cc.onStreamError(fh, se)
 	case errors.Is(err, errBlockTooLarge):
-		return ConnectionError{ErrCodeProtocol, fmt.Sprintf("header block over %d bytes", 2*int64(cc.maxList)+frameHeaderLen*maxEmptyFrames)}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: fmt.Sprintf("header block over %d bytes", 2*int64(cc.maxList)+frameHeaderLen*maxEmptyFrames), Cause: ErrHeaderListTooLarge}
 	case errors.Is(err, http2.ErrFrameTooLarge):
 		if fh.Length > cc.maxFrame {
-			return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes exceeds %d", fh.Type, fh.Length, cc.maxFrame)}
+			return ConnectionError{Code: ErrCodeFrameSize, Reason: fmt.Sprintf("%v frame of %d bytes exceeds %d", fh.Type, fh.Length, cc.maxFrame), Cause: ErrFrameTooLarge}
 		}
-		return ConnectionError{ErrCodeFrameSize, fmt.Sprintf("CONTINUATION frame exceeds %d bytes", cc.maxFrame)}
+		return ConnectionError{Code: ErrCodeFrameSize, Reason: fmt.Sprintf("CONTINUATION frame exceeds %d bytes", cc.maxFrame), Cause: ErrFrameTooLarge}
 	case cc.rd.err == nil:
 		// The transport is fine: the Framer found the frame too short for
 		// its fixed fields.
@@ -254,7 +254,7 @@ func (cc *ClientConn) onStreamError(fh http2.FrameHeader, se http2.StreamError) 
 	case fh.Type == FrameHeaders && cause == nil:
 		// Rejected before its header block was decoded: the HPACK state
 		// can no longer be trusted.
-		return ConnectionError{ErrCodeProtocol, "HEADERS frame with invalid padding"}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: "HEADERS frame with invalid padding"}
 	case fh.Type == FrameWindowUpdate:
 		cause = errZeroIncrement
 	case cause == nil:
@@ -266,7 +266,7 @@ func (cc *ClientConn) onStreamError(fh http2.FrameHeader, se http2.StreamError) 
 		never := cc.neverOpenedLocked(se.StreamID)
 		cc.mu.Unlock()
 		if never {
-			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("%v on idle stream", fh.Type)}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: fmt.Sprintf("%v on idle stream", fh.Type)}
 		}
 		return nil
 	}
@@ -297,7 +297,7 @@ func (cc *ClientConn) dispatch(f http2.Frame) error {
 	case *http2.SettingsFrame:
 		return cc.onSettings(f)
 	case *http2.PushPromiseFrame:
-		return ConnectionError{ErrCodeProtocol, "PUSH_PROMISE after ENABLE_PUSH=0"}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: "PUSH_PROMISE after ENABLE_PUSH=0"}
 	case *http2.PingFrame:
 		return cc.onPing(f)
 	case *http2.GoAwayFrame:
@@ -339,7 +339,7 @@ func (cc *ClientConn) onSettings(f *http2.SettingsFrame) error {
 			for _, s := range cc.streams {
 				s.sendWindow += delta
 				if s.sendWindow > maxWindow {
-					return ConnectionError{ErrCodeFlowControl, "INITIAL_WINDOW_SIZE overflows a stream window"}
+					return ConnectionError{Code: ErrCodeFlowControl, Reason: "INITIAL_WINDOW_SIZE overflows a stream window"}
 				}
 			}
 			cc.peerWindow = int32(v)
@@ -407,7 +407,7 @@ func (cc *ClientConn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	if f.StreamID == 0 {
 		cc.sendWindow += inc
 		if cc.sendWindow > maxWindow {
-			return ConnectionError{ErrCodeFlowControl, "connection window above 2^31-1"}
+			return ConnectionError{Code: ErrCodeFlowControl, Reason: "connection window above 2^31-1"}
 		}
 		cc.wakeWindowsLocked()
 		return nil
@@ -415,7 +415,7 @@ func (cc *ClientConn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	s := cc.streams[f.StreamID]
 	if s == nil {
 		if cc.neverOpenedLocked(f.StreamID) {
-			return ConnectionError{ErrCodeProtocol, "WINDOW_UPDATE on idle stream"}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: "WINDOW_UPDATE on idle stream"}
 		}
 		return nil
 	}
@@ -457,7 +457,7 @@ func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
 		never := cc.neverOpenedLocked(f.StreamID)
 		cc.mu.Unlock()
 		if never {
-			return ConnectionError{ErrCodeProtocol, "RST_STREAM on idle stream"}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: "RST_STREAM on idle stream"}
 		}
 		return nil
 	}
@@ -505,7 +505,7 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 	if full == 0 && !end {
 		cc.empty++
 		if cc.empty > maxEmptyFrames {
-			return ConnectionError{ErrCodeEnhanceYourCalm, "flood of empty DATA frames"}
+			return ConnectionError{Code: ErrCodeEnhanceYourCalm, Reason: "flood of empty DATA frames"}
 		}
 	} else {
 		cc.empty = 0
@@ -513,7 +513,7 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if full > cc.recvWindow {
-		return ConnectionError{ErrCodeFlowControl, "DATA beyond the connection window"}
+		return ConnectionError{Code: ErrCodeFlowControl, Reason: "DATA beyond the connection window"}
 	}
 	cc.recvWindow -= full
 	s := cc.streams[id]
@@ -522,7 +522,7 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 	}
 	if s == nil {
 		if cc.neverOpenedLocked(id) {
-			return ConnectionError{ErrCodeProtocol, "DATA on idle stream"}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: "DATA on idle stream"}
 		}
 		// A stream we reset or finished: drop, but return the credit.
 		if !cc.creditLocked(full) {
@@ -532,7 +532,7 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 		return nil
 	}
 	if full > s.recvWindow {
-		return ConnectionError{ErrCodeFlowControl, "DATA beyond the stream window"}
+		return ConnectionError{Code: ErrCodeFlowControl, Reason: "DATA beyond the stream window"}
 	}
 	s.recvWindow -= full
 	if !cc.creditLocked(full - int64(len(data))) {
@@ -620,7 +620,7 @@ func (cc *ClientConn) onContinuation(f *http2.ContinuationFrame) error {
 	frag := f.HeaderBlockFragment()
 	if len(frag) == 0 {
 		if cc.contEmpty++; cc.contEmpty > maxEmptyFrames {
-			return ConnectionError{ErrCodeProtocol, "too many empty CONTINUATION frames"}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: "too many empty CONTINUATION frames"}
 		}
 	}
 	if err := cc.continueBlock(frag); err != nil || !f.HeadersEnded() {
@@ -639,7 +639,7 @@ func (cc *ClientConn) onContinuation(f *http2.ContinuationFrame) error {
 // continueBlock appends frag to the open block, within its cap.
 func (cc *ClientConn) continueBlock(frag []byte) error {
 	if int64(len(cc.contBuf))+int64(len(frag)) > 2*int64(cc.maxList) {
-		return ConnectionError{ErrCodeProtocol, "header block too large"}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: "header block too large", Cause: ErrHeaderListTooLarge}
 	}
 	cc.contBuf = append(cc.contBuf, frag...)
 	return nil
@@ -649,11 +649,11 @@ func (cc *ClientConn) continueBlock(frag []byte) error {
 // stream id, and hands it to the stream.
 func (cc *ClientConn) onHeaderBlock(id uint32, end bool, frag []byte) error {
 	if int64(len(frag)) > 2*int64(cc.maxList) {
-		return ConnectionError{ErrCodeProtocol, "header block too large"}
+		return ConnectionError{Code: ErrCodeProtocol, Reason: "header block too large", Cause: ErrHeaderListTooLarge}
 	}
 	cc.beginBlock()
 	if err := cc.hdec.decode(frag, cc.emit); err != nil {
-		return ConnectionError{ErrCodeCompression, err.Error()}
+		return ConnectionError{Code: ErrCodeCompression, Reason: err.Error()}
 	}
 	return cc.onBlock(id, end)
 }
@@ -666,7 +666,7 @@ func (cc *ClientConn) onBlock(id uint32, end bool) error {
 		never := cc.neverOpenedLocked(id)
 		cc.mu.Unlock()
 		if never {
-			return ConnectionError{ErrCodeProtocol, "HEADERS on idle stream"}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: "HEADERS on idle stream"}
 		}
 		return nil
 	}

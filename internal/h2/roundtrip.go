@@ -300,7 +300,7 @@ func (cc *ClientConn) awaitHead(ctx context.Context, s *stream) (*Response, erro
 		case <-ctx.Done():
 			cc.cancel(s, ctx.Err())
 		case <-timeout:
-			cc.cancel(s, &TimeoutError{Phase: "head"})
+			cc.cancel(s, &TimeoutError{Phase: PhaseHead})
 		}
 	}
 }

@@ -188,7 +188,7 @@ type body struct{ s *stream }
 
 // Read reads response body bytes. It returns io.EOF after the last byte
 // (Trailer is then set), a StreamError when the server reset the stream, the
-// request context's error when it ended, or *TimeoutError{"body-idle"}.
+// request context's error when it ended, or *TimeoutError{PhaseBodyIdle}.
 func (b *body) Read(p []byte) (int, error) {
 	s := b.s
 	cc := s.cc
@@ -389,7 +389,7 @@ func (cc *ClientConn) waitUnlock(s *stream, timer **time.Timer) {
 	case <-s.ctxDone:
 		cc.cancel(s, errCtx(s))
 	case <-timeout:
-		cc.cancel(s, &TimeoutError{Phase: "body-idle"})
+		cc.cancel(s, &TimeoutError{Phase: PhaseBodyIdle})
 	}
 }
 

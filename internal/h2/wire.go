@@ -50,15 +50,15 @@ func validSetting(s Setting) error {
 	switch s.ID {
 	case SettingEnablePush, SettingEnableConnectProtocol, SettingNoRFC7540Priorities:
 		if s.Val > 1 {
-			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("invalid %v %d", s.ID, s.Val)}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: fmt.Sprintf("invalid %v %d", s.ID, s.Val)}
 		}
 	case SettingInitialWindowSize:
 		if s.Val > maxWindow {
-			return ConnectionError{ErrCodeFlowControl, fmt.Sprintf("INITIAL_WINDOW_SIZE %d too large", s.Val)}
+			return ConnectionError{Code: ErrCodeFlowControl, Reason: fmt.Sprintf("INITIAL_WINDOW_SIZE %d too large", s.Val)}
 		}
 	case SettingMaxFrameSize:
 		if s.Val < minMaxFrameSize || s.Val > maxMaxFrameSize {
-			return ConnectionError{ErrCodeProtocol, fmt.Sprintf("invalid MAX_FRAME_SIZE %d", s.Val)}
+			return ConnectionError{Code: ErrCodeProtocol, Reason: fmt.Sprintf("invalid MAX_FRAME_SIZE %d", s.Val)}
 		}
 	}
 	return nil

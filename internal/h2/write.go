@@ -147,7 +147,7 @@ func (cc *ClientConn) unlockWrite() {
 	busy := len(cc.streams)+cc.starting+cc.reserved > 1
 	cc.mu.Unlock()
 	if cc.werr != nil {
-		err := ConnectionError{ErrCodeInternal, "writing a frame: " + cc.werr.Error()}
+		err := ConnectionError{Code: ErrCodeInternal, Reason: "writing a frame: " + cc.werr.Error()}
 		cc.wb.reset()
 		<-cc.wlock
 		cc.fail(err)

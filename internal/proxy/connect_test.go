@@ -191,6 +191,9 @@ func TestCONNECTNon2xx(t *testing.T) {
 			if se.StatusCode != tc.code || se.Status != tc.status || pe.Op != "connect" {
 				t.Errorf("got %d %q op %q", se.StatusCode, se.Status, pe.Op)
 			}
+			if errors.Is(err, ErrAuthRequired) != (tc.code == 407) {
+				t.Errorf("%d: errors.Is(err, ErrAuthRequired) = %v", tc.code, tc.code != 407)
+			}
 			if tc.code == 407 && se.Header.Get("proxy-authenticate") != `Basic realm="p"` {
 				t.Errorf("Proxy-Authenticate = %q", se.Header.Get("proxy-authenticate"))
 			}

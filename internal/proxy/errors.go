@@ -56,6 +56,19 @@ func (e *StatusError) Error() string {
 	return "proxy: CONNECT refused with " + strconv.Quote(e.Status)
 }
 
+// Is reports whether target is ErrAuthRequired and the status 407.
+func (e *StatusError) Is(target error) bool {
+	return target == ErrAuthRequired && e.StatusCode == 407
+}
+
+// ErrAuthRequired is matched (errors.Is) by the refusals that mean the
+// proxy wants credentials other than those sent (none, or wrong ones): a
+// *StatusError with 407 Proxy Authentication Required (its Header holds the
+// Proxy-Authenticate challenges) and a *SOCKSError of stage SOCKSAuth. A
+// SOCKS5 server that accepts none of the methods offered (MethodNoAcceptable)
+// does not match it: that may also be a server that wants GSSAPI.
+var ErrAuthRequired = errors.New("proxy: proxy authentication required")
+
 // SOCKSStage names the step of a SOCKS handshake that a SOCKSError came from.
 type SOCKSStage uint8
 
@@ -143,6 +156,12 @@ func (e *SOCKSError) Reason() string {
 		return "unknown reply"
 	}
 	return "unknown reply"
+}
+
+// Is reports whether target is ErrAuthRequired and the server refused
+// the username and password.
+func (e *SOCKSError) Is(target error) bool {
+	return target == ErrAuthRequired && e.Stage == SOCKSAuth
 }
 
 func (e *SOCKSError) Error() string {

@@ -137,7 +137,8 @@ func TestSOCKS5Failures(t *testing.T) {
 	socksErr := func(stage SOCKSStage, reply byte) func(error) bool {
 		return func(err error) bool {
 			var se *SOCKSError
-			return errors.As(err, &se) && se.Version == 5 && se.Stage == stage && se.Reply == reply
+			return errors.As(err, &se) && se.Version == 5 && se.Stage == stage && se.Reply == reply &&
+				errors.Is(err, ErrAuthRequired) == (stage == SOCKSAuth)
 		}
 	}
 	malformed := func(err error) bool { return errors.Is(err, ErrMalformedReply) }

@@ -152,8 +152,9 @@ func (c *handshakeConn) flush() error {
 }
 
 // Conn is the connection Handshake returns: uTLS's, whose Read reports a
-// close without close_notify as io.ErrUnexpectedEOF, and ends a flood of
-// records without application data with ErrRecordFlood.
+// close without close_notify as io.ErrUnexpectedEOF, a fatal alert from the
+// server as an *AlertError, and ends a flood of records without
+// application data with ErrRecordFlood.
 //
 // uTLS, like crypto/tls, returns io.EOF both for the peer's close_notify
 // alert and for a TCP FIN at a record boundary without one (RFC 8446 6.1
@@ -169,7 +170,8 @@ type Conn struct {
 }
 
 // Read reads application data; a close without close_notify ends it with
-// io.ErrUnexpectedEOF instead of io.EOF.
+// io.ErrUnexpectedEOF instead of io.EOF, and a fatal alert from the server
+// with an *AlertError.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.UConn.Read(p)
 	if n > 0 {
@@ -180,6 +182,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	if err == io.EOF && c.raw.eof {
 		err = io.ErrUnexpectedEOF
+	} else if err != nil && err != io.EOF {
+		if a, ok := remoteAlert(err); ok {
+			err = &AlertError{Alert: a}
+		}
 	}
 	return n, err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
+	"strconv"
 	"strings"
 
 	utls "github.com/refraction-networking/utls"
@@ -33,8 +35,9 @@ var ErrALPN = errors.New("tlsfp: server selected an application protocol outside
 var ErrRetryResumption = errors.New("tlsfp: the server asked to retry a resuming hello (HelloRetryRequest), which uTLS cannot do")
 
 // HandshakeError is every error Handshake returns after it started talking
-// to the server. Err is the cause: a *CertificateError, ErrPlainHTTP,
-// ErrDowngrade, ErrALPN, the context's error (context.DeadlineExceeded or
+// to the server. Err is the cause: a *CertificateError, an *AlertError,
+// ErrPlainHTTP, ErrDowngrade, ErrALPN, ErrRetryResumption, the context's
+// error (context.DeadlineExceeded or
 // context.Canceled), or an error from the connection or from uTLS.
 type HandshakeError struct {
 	ServerName string
@@ -113,6 +116,9 @@ func classify(ctx context.Context, err error, serverName string) error {
 	if errors.As(err, &cve) {
 		return &HandshakeError{ServerName: serverName, Err: &CertificateError{ServerName: serverName, Err: cve.Err}}
 	}
+	if a, ok := remoteAlert(err); ok {
+		return &HandshakeError{ServerName: serverName, Err: &AlertError{Alert: a}}
+	}
 	var rhe utls.RecordHeaderError
 	if errors.As(err, &rhe) && string(rhe.RecordHeader[:]) == "HTTP/" {
 		return &HandshakeError{ServerName: serverName, Err: ErrPlainHTTP}
@@ -134,3 +140,110 @@ func classify(ctx context.Context, err error, serverName string) error {
 // messages, session tickets, empty records (RELIABILITY T-08). uTLS follows
 // each KeyUpdate, deriving new keys, for as long as the server sends them.
 var ErrRecordFlood = errors.New("tlsfp: too many TLS records without application data")
+
+// Alert is a TLS alert description (RFC 8446 section 6, RFC 5246 section
+// 7.2). String returns its RFC name in words, or "alert(N)" for a number
+// without one.
+type Alert uint8
+
+// TLS alerts.
+const (
+	AlertCloseNotify                  Alert = 0
+	AlertUnexpectedMessage            Alert = 10
+	AlertBadRecordMAC                 Alert = 20
+	AlertRecordOverflow               Alert = 22
+	AlertHandshakeFailure             Alert = 40
+	AlertBadCertificate               Alert = 42
+	AlertUnsupportedCertificate       Alert = 43
+	AlertCertificateRevoked           Alert = 44
+	AlertCertificateExpired           Alert = 45
+	AlertCertificateUnknown           Alert = 46
+	AlertIllegalParameter             Alert = 47
+	AlertUnknownCA                    Alert = 48
+	AlertAccessDenied                 Alert = 49
+	AlertDecodeError                  Alert = 50
+	AlertDecryptError                 Alert = 51
+	AlertProtocolVersion              Alert = 70
+	AlertInsufficientSecurity         Alert = 71
+	AlertInternalError                Alert = 80
+	AlertInappropriateFallback        Alert = 86
+	AlertUserCanceled                 Alert = 90
+	AlertMissingExtension             Alert = 109
+	AlertUnsupportedExtension         Alert = 110
+	AlertUnrecognizedName             Alert = 112
+	AlertBadCertificateStatusResponse Alert = 113
+	AlertUnknownPSKIdentity           Alert = 115
+	AlertCertificateRequired          Alert = 116
+	AlertNoApplicationProtocol        Alert = 120
+	AlertECHRequired                  Alert = 121
+)
+
+var alertNames = map[Alert]string{
+	AlertCloseNotify:                  "close notify",
+	AlertUnexpectedMessage:            "unexpected message",
+	AlertBadRecordMAC:                 "bad record mac",
+	AlertRecordOverflow:               "record overflow",
+	AlertHandshakeFailure:             "handshake failure",
+	AlertBadCertificate:               "bad certificate",
+	AlertUnsupportedCertificate:       "unsupported certificate",
+	AlertCertificateRevoked:           "certificate revoked",
+	AlertCertificateExpired:           "certificate expired",
+	AlertCertificateUnknown:           "certificate unknown",
+	AlertIllegalParameter:             "illegal parameter",
+	AlertUnknownCA:                    "unknown ca",
+	AlertAccessDenied:                 "access denied",
+	AlertDecodeError:                  "decode error",
+	AlertDecryptError:                 "decrypt error",
+	AlertProtocolVersion:              "protocol version",
+	AlertInsufficientSecurity:         "insufficient security",
+	AlertInternalError:                "internal error",
+	AlertInappropriateFallback:        "inappropriate fallback",
+	AlertUserCanceled:                 "user canceled",
+	AlertMissingExtension:             "missing extension",
+	AlertUnsupportedExtension:         "unsupported extension",
+	AlertUnrecognizedName:             "unrecognized name",
+	AlertBadCertificateStatusResponse: "bad certificate status response",
+	AlertUnknownPSKIdentity:           "unknown psk identity",
+	AlertCertificateRequired:          "certificate required",
+	AlertNoApplicationProtocol:        "no application protocol",
+	AlertECHRequired:                  "ech required",
+}
+
+func (a Alert) String() string {
+	if s, ok := alertNames[a]; ok {
+		return s
+	}
+	return "alert(" + strconv.Itoa(int(a)) + ")"
+}
+
+// AlertError reports a fatal TLS alert the server sent: during the
+// handshake (as the Err of a *HandshakeError; a server refusing the hello
+// typically sends AlertHandshakeFailure or AlertProtocolVersion) or after
+// it (from Conn.Read; a TLS 1.3 server that wants a client certificate
+// sends AlertCertificateRequired only then). The connection is unusable.
+type AlertError struct {
+	Alert Alert
+}
+
+// Error names the alert and its number.
+func (e *AlertError) Error() string {
+	return "tlsfp: server sent tls alert " + e.Alert.String() + " (" + strconv.Itoa(int(e.Alert)) + ")"
+}
+
+// remoteAlert returns the alert of err when it is uTLS's report of a fatal
+// alert from the peer: a *net.OpError with Op "remote error" whose Err is
+// uTLS's unexported alert type, a uint8 (utls conn.go, readRecordOrCCS).
+// utls.AlertError is not it: uTLS uses that for alerts it sends, over QUIC.
+//
+// err must not be nil: the caller checks, so that a Read's success does not
+// pay for the escaping target of errors.As.
+func remoteAlert(err error) (Alert, bool) {
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "remote error" || oe.Err == nil {
+		return 0, false
+	}
+	if v := reflect.ValueOf(oe.Err); v.Kind() == reflect.Uint8 {
+		return Alert(v.Uint()), true
+	}
+	return 0, false
+}

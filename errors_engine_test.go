@@ -1,0 +1,164 @@
+package guise
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// The engines' errors, re-exported in errors_engine.go, reach the caller
+// inside the *Error a call returns.
+
+// wantGuiseError checks that err is an *Error and returns it.
+func wantGuiseError(t *testing.T, err error) *Error {
+	t.Helper()
+	var ge *Error
+	if !errors.As(err, &ge) {
+		t.Fatalf("err = %v (%T), want an *Error", err, err)
+	}
+	return ge
+}
+
+// TestStreamErrorReachesCaller: an HTTP/2 server (net/http's) that aborts
+// its handler resets the stream with INTERNAL_ERROR; one that refuses every
+// stream, with REFUSED_STREAM, which guise retries once and then returns.
+func TestStreamErrorReachesCaller(t *testing.T) {
+	t.Run("internal", func(t *testing.T) {
+		origin, roots := h2Origin(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			panic(http.ErrAbortHandler)
+		}))
+		s := &Session{RootCAs: roots}
+		defer s.Close()
+		_, err := s.Get(context.Background(), origin.URL+"/")
+		wantGuiseError(t, err)
+		var se StreamError
+		if !errors.As(err, &se) || se.Code != ErrCodeInternal || se.StreamID == 0 || se.Cause != nil {
+			t.Fatalf("err = %v, want StreamError{INTERNAL_ERROR} from the server", err)
+		}
+		if errors.Is(err, ErrRefusedStream) {
+			t.Errorf("%v matches ErrRefusedStream", err)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		cert, roots := localhostCert(t)
+		srv := newRefusingH2(t, cert)
+		s := &Session{RootCAs: roots}
+		defer s.Close()
+		_, err := s.Get(context.Background(), "https://localhost:"+portOf(srv.ln.Addr())+"/")
+		wantGuiseError(t, err)
+		var se StreamError
+		if !errors.As(err, &se) || se.Code != ErrCodeRefusedStream || !errors.Is(err, ErrRefusedStream) {
+			t.Fatalf("err = %v, want StreamError{REFUSED_STREAM} matching ErrRefusedStream", err)
+		}
+	})
+}
+
+// TestGoAwayErrorReachesCaller: a server that answers each request with
+// GOAWAY(ENHANCE_YOUR_CALM, last stream 0) and closes.
+func TestGoAwayErrorReachesCaller(t *testing.T) {
+	cert, roots := localhostCert(t)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveConns(t, ln, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		if fr.WriteSettings() != nil {
+			return
+		}
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if _, ok := f.(*http2.HeadersFrame); ok {
+				fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte("calm down"))
+				return
+			}
+		}
+	})
+	s := &Session{RootCAs: roots}
+	defer s.Close()
+	_, err = s.Get(context.Background(), "https://localhost:"+portOf(ln.Addr())+"/")
+	wantGuiseError(t, err)
+	var ga GoAwayError
+	if !errors.As(err, &ga) || ga.Code != ErrCodeEnhanceYourCalm || ga.LastStreamID != 0 || ga.DebugData != "calm down" {
+		t.Fatalf("err = %v, want GoAwayError{0, ENHANCE_YOUR_CALM, \"calm down\"}", err)
+	}
+	var ce ConnectionError
+	if errors.As(err, &ce) {
+		t.Errorf("the server's GOAWAY reads as our ConnectionError: %v", err)
+	}
+}
+
+// TestAlertErrorReachesCaller: a TLS server that shares no application
+// protocol with the profile's offer sends no_application_protocol.
+func TestAlertErrorReachesCaller(t *testing.T) {
+	cert, roots := localhostCert(t)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"x-none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveConns(t, ln, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.(*tls.Conn).Handshake()
+	})
+	s := &Session{RootCAs: roots}
+	defer s.Close()
+	_, err = s.Get(context.Background(), "https://localhost:"+portOf(ln.Addr())+"/")
+	wantGuiseError(t, err)
+	var ae *AlertError
+	var he *HandshakeError
+	if !errors.As(err, &ae) || ae.Alert != AlertNoApplicationProtocol || !errors.As(err, &he) {
+		t.Fatalf("err = %v, want *AlertError{no application protocol} in a *HandshakeError", err)
+	}
+	if ae.Alert.String() != "no application protocol" {
+		t.Errorf("Alert.String() = %q", ae.Alert.String())
+	}
+}
+
+// TestProxyAuthRequiredReachesCaller: a CONNECT proxy that answers 407.
+func TestProxyAuthRequiredReachesCaller(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveConns(t, ln, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.TrimRight(line, "\r\n") == "" {
+				break
+			}
+		}
+		io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\nContent-Length: 0\r\n\r\n")
+	})
+	s := &Session{Proxy: "http://" + ln.Addr().String()}
+	defer s.Close()
+	_, err = s.Get(context.Background(), "https://origin.test/")
+	wantGuiseError(t, err)
+	var pse *ProxyStatusError
+	if !errors.As(err, &pse) || pse.StatusCode != 407 || !errors.Is(err, ErrProxyAuthRequired) {
+		t.Fatalf("err = %v, want a 407 ProxyStatusError matching ErrProxyAuthRequired", err)
+	}
+	if got := pse.Header.Get("proxy-authenticate"); got != `Basic realm="p"` {
+		t.Errorf("Proxy-Authenticate = %q", got)
+	}
+}
