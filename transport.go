@@ -316,6 +316,12 @@ func classify(ctx context.Context, err error) error {
 		// timed out (the head's wait, or the connection's ping) kept
 		// the head from coming; the body's are responseBody.finish's.
 		return &TimeoutError{Phase: PhaseHead, Err: err}
+	case errors.Is(err, h2.ErrRefusedToSend):
+		return &sameAs{err, ErrRefusedToSend}
+	case errors.Is(err, h2.ErrHeaderListTooLarge):
+		return &sameAs{err, ErrHeaderTooLarge}
+	case errors.Is(err, h2.ErrTooMany1xx):
+		return &sameAs{err, ErrTooMany1xx}
 	}
 	return err
 }

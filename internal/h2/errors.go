@@ -121,6 +121,9 @@ var (
 	// ConnectionError (PROTOCOL_ERROR) when its encoded bytes alone were
 	// too many to read.
 	ErrHeaderListTooLarge = errors.New("h2: response header list larger than advertised limit")
+	// ErrTooMany1xx is the Cause of the StreamError of a response that
+	// sent more informational (1xx) heads than a client waits through.
+	ErrTooMany1xx = errors.New("h2: too many 1xx responses")
 	// ErrFrameTooLarge is matched (errors.Is) by the ConnectionError
 	// (FRAME_SIZE_ERROR) of a frame larger than our MAX_FRAME_SIZE.
 	ErrFrameTooLarge = errors.New("h2: frame larger than advertised limit")

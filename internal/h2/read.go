@@ -16,7 +16,6 @@ import (
 
 var (
 	errNoStatus        = errors.New("missing or invalid :status")
-	errTooMany1xx      = errors.New("too many 1xx responses")
 	errTrailerNoEnd    = errors.New("trailers without END_STREAM")
 	errDataBeforeHead  = errors.New("DATA before HEADERS")
 	errLengthMismatch  = errors.New("body length does not match content-length")
@@ -733,7 +732,7 @@ func (cc *ClientConn) onHeadersLocked(s *stream, end bool) error {
 			limit = defaultMax1xx
 		}
 		if s.n1xx > limit {
-			return cc.streamErrorLocked(s, ErrCodeProtocol, errTooMany1xx)
+			return cc.streamErrorLocked(s, ErrCodeProtocol, ErrTooMany1xx)
 		}
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guise-http/guise/internal/h2"
 	"golang.org/x/net/http2"
 )
 
@@ -160,5 +161,21 @@ func TestProxyAuthRequiredReachesCaller(t *testing.T) {
 	}
 	if got := pse.Header.Get("proxy-authenticate"); got != `Basic realm="p"` {
 		t.Errorf("Proxy-Authenticate = %q", got)
+	}
+}
+
+// TestRefusedToSendInEveryProtocol: a request HTTP/2 cannot carry as given
+// (a te field other than "trailers") is refused before anything is sent,
+// and matches ErrRefusedToSend as an HTTP/1.1 refusal does.
+func TestRefusedToSendInEveryProtocol(t *testing.T) {
+	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the server got %s %s", r.Method, r.URL)
+	}))
+	s := &Session{RootCAs: roots}
+	defer s.Close()
+	_, err := s.Do(context.Background(), &Request{URL: origin.URL + "/", Header: Header{{Name: "te", Value: "gzip"}}})
+	wantGuiseError(t, err)
+	if !errors.Is(err, ErrRefusedToSend) || !errors.Is(err, h2.ErrRefusedToSend) {
+		t.Fatalf("err = %v, want one matching ErrRefusedToSend", err)
 	}
 }
