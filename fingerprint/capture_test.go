@@ -14,8 +14,8 @@ import (
 	"github.com/guise-http/guise/profile"
 )
 
-// sharedRecords decodes the real-browser recordings copied from
-// ../shared/fingerprints for one browser folder.
+// sharedRecords decodes the first real-browser recordings, the ones in
+// testdata/recordings/<dir> (see testdata/recordings/README.md).
 func sharedRecords(t *testing.T, dir string) []*ConnRecord {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "recordings", dir, "*.json"))
