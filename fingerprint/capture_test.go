@@ -85,7 +85,7 @@ func TestBuildProfileFromSharedRecordings(t *testing.T) {
 				if got == nil || exp == nil {
 					t.Fatalf("%v: set %v, embedded %v", k, got, exp)
 				}
-				// The shared recordings carry no cookie and their navigation
+				// The first recordings (testdata/recordings/*/) carry no cookie and their navigation
 				// no referer; the embedded sets have the placeholders the
 				// flow recordings place.
 				var en []string
