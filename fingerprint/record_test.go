@@ -87,7 +87,7 @@ func TestEchoRecordingsMatchShared(t *testing.T) {
 				t.Fatal(err)
 			}
 			if ch.JA4() != ja4 {
-				t.Errorf("%s: ja4 %s, shared recording %s", name, ch.JA4(), ja4)
+				t.Errorf("%s: ja4 %s, recording %s", name, ch.JA4(), ja4)
 			}
 		}
 	}
