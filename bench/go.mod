@@ -5,16 +5,8 @@ go 1.26.0
 require github.com/guise-http/guise v0.0.0
 
 require (
-	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/mccutchen/go-httpbin/v2 v2.26.0 // indirect
-	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/refraction-networking/utls v1.8.2 // indirect
-	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d // indirect
-	golang.org/x/term v0.47.0 // indirect
 )
 
 require (

@@ -16,7 +16,7 @@ import (
 
 // LeafNames are the DNS names and IP addresses the echo server's leaf
 // certificate is valid for. fp.test and its subdomains are the names the
-// recordings under ../shared/fingerprints used, so that browsers send SNI
+// recordings in testdata/recordings used, so that browsers send SNI
 // (they never send SNI for an IP address).
 var LeafNames = []string{"localhost", "127.0.0.1", "::1", "fp.test", "*.fp.test"}
 

@@ -71,7 +71,7 @@ func sharedFingerprint(t *testing.T, browser string) (ja4, akamai string) {
 }
 
 // checkLiveCapture waits for a complete capture and checks it against the
-// shared recording of browser.
+// first recording of browser (testdata/recordings/<browser>/).
 func checkLiveCapture(t *testing.T, s *Server, browser, profileName string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -18,7 +18,7 @@ import (
 var ErrNoNavigation = errors.New("fingerprint: no http/2 navigation over tls recorded")
 
 // chromeECHLengths are the GREASE ECH payload lengths Chrome picks from per
-// connection (see ../shared/fingerprints/README.md); one visit shows only
+// connection (see testdata/recordings/README.md); one visit shows only
 // some of them.
 var chromeECHLengths = []int{144, 176, 208, 240}
 
@@ -338,7 +338,7 @@ func echLengths(hellos []*ClientHello, b profile.Browser) []int {
 }
 
 // firefoxECHAEADs are the HPKE AEADs Firefox picks its GREASE ECH from
-// per connection (see ../shared/fingerprints/README.md).
+// per connection (see testdata/recordings/README.md).
 var firefoxECHAEADs = []uint16{1, 3}
 
 // echAEADs returns the GREASE ECH AEADs to pick from: nil when the

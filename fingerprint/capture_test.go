@@ -14,8 +14,8 @@ import (
 	"github.com/guise-http/guise/profile"
 )
 
-// sharedRecords decodes the real-browser recordings copied from
-// ../shared/fingerprints for one browser folder.
+// sharedRecords decodes the first real-browser recordings, the ones in
+// testdata/recordings/<dir> (see testdata/recordings/README.md).
 func sharedRecords(t *testing.T, dir string) []*ConnRecord {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "recordings", dir, "*.json"))
@@ -85,7 +85,7 @@ func TestBuildProfileFromSharedRecordings(t *testing.T) {
 				if got == nil || exp == nil {
 					t.Fatalf("%v: set %v, embedded %v", k, got, exp)
 				}
-				// The shared recordings carry no cookie and their navigation
+				// The first recordings (testdata/recordings/*/) carry no cookie and their navigation
 				// no referer; the embedded sets have the placeholders the
 				// flow recordings place.
 				var en []string

@@ -11,7 +11,7 @@ import (
 
 // recording is the part of a testdata/recordings/*/*.json file the tests
 // read: what a real browser sent, recorded on loopback (see
-// ../../shared/fingerprints/README.md, copied here as our data).
+// testdata/recordings/README.md).
 type recording struct {
 	TLS struct {
 		ClientHelloRecordHex string `json:"client_hello_record_hex"`

@@ -8,7 +8,7 @@ import (
 )
 
 // recordJSON is the JSON shape of a ConnRecord. Its field names follow the
-// recordings in ../shared/fingerprints (recorded by another tool) where
+// first recordings in testdata/recordings/*/ (made by another tool) where
 // they overlap, so that a recording and a record can be compared and
 // either can be read back by DecodeRecord.
 type recordJSON struct {
@@ -64,7 +64,7 @@ func (r *ConnRecord) MarshalJSON() ([]byte, error) {
 }
 
 // DecodeRecord reads a ConnRecord from its JSON form (MarshalJSON's, or a
-// recording in ../shared/fingerprints): the raw bytes and the connection
+// recording in testdata/recordings/*/): the raw bytes and the connection
 // facts. Derived fields in the JSON are ignored; they are recomputed from
 // the raw bytes when the record is encoded or reported.
 func DecodeRecord(data []byte) (*ConnRecord, error) {

@@ -36,7 +36,8 @@ func echoRecordings(t *testing.T, prefix string) map[string]*ConnRecord {
 	return out
 }
 
-// sharedJA4 are the JA4s of the shared recordings' README.
+// sharedJA4 are the JA4s of the first recordings, testdata/recordings/*/
+// (its README lists them).
 var sharedJA4 = map[string]string{
 	"chromium-156":    "t13d1517h2_8daaf6152771_cb7bf5808d99",
 	"firefox-esr-153": "t13d1617h2_86a278354501_3cbfd9057e0d",
@@ -86,7 +87,7 @@ func TestEchoRecordingsMatchShared(t *testing.T) {
 				t.Fatal(err)
 			}
 			if ch.JA4() != ja4 {
-				t.Errorf("%s: ja4 %s, shared recording %s", name, ch.JA4(), ja4)
+				t.Errorf("%s: ja4 %s, recording %s", name, ch.JA4(), ja4)
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // reportJSON is the answer of /api/all: what the calling request and its
-// connection sent. Names follow the shared recordings where they overlap
+// connection sent. Names follow the first recordings (testdata/recordings/*/) where they overlap
 // (and tls.peet.ws's /api/all for the top-level ones).
 type reportJSON struct {
 	ConnID      uint64     `json:"conn_id"`

@@ -7,7 +7,7 @@ import (
 )
 
 // tlsJSON is the "tls" object of a record or report; names follow the
-// shared recordings.
+// first recordings in testdata/recordings/*/.
 type tlsJSON struct {
 	ClientHelloRecordHex string           `json:"client_hello_record_hex"`
 	ClientHello          *clientHelloJSON `json:"client_hello,omitempty"`

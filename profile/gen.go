@@ -1,8 +1,8 @@
 //go:build ignore
 
 // gen builds the embedded profile files in data/ from the real-browser
-// recordings in testdata/recordings (copied from the project's shared
-// fingerprints: Debian chromium 156 headless and firefox-esr 153 headless,
+// recordings in testdata/recordings (the h2 ones copied from
+// fingerprint/testdata/recordings: Debian chromium 156 headless and firefox-esr 153 headless,
 // recorded on loopback, one TCP connection each). Run it with
 // `go generate ./profile`; its output is deterministic.
 //
@@ -88,7 +88,8 @@ func main() {
 	addNavigationReferer(base, chromeFlows)
 	addBodySets(base, chromeFlows)
 	// Chrome picks its GREASE ECH payload length from these per connection
-	// (the shared recordings' README; the three recordings show 176 and 240).
+	// (all four occur across fingerprint/testdata/recordings, whose README
+	// counts them; the three h2 recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
 	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script)"
 	for _, v := range []struct {
@@ -133,7 +134,8 @@ func main() {
 	ff.Name = profile.CanonicalName(ff.Browser, ff.Version, ff.OS)
 	ff.Recorded = true
 	// Firefox's GREASE ECH uses AES-128-GCM or ChaCha20-Poly1305 (the two
-	// recordings show 3 and 1; the shared README says "AEAD 1 or 3").
+	// recordings show 3 and 1; fingerprint/testdata/recordings/README.md
+	// counts both).
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
 	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json); Sec-Fetch-User in navigations (and the form set), which a headless run from the command line does not send, recorded from the same browser driven through Marionette, whose navigation has user activation (flows.go -activate, testdata/recordings/firefox-esr-153-activation.json)"

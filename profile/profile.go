@@ -10,6 +10,16 @@
 //
 // The package does not import uTLS: turning a recorded hello into a
 // handshake is internal/tlsfp's job.
+//
+// The embedded files are generated: `go generate ./profile` runs gen.go over
+// the recordings in testdata/recordings (their README says how each was
+// made) and rewrites data/*.json, and CI fails when the result differs from
+// what is committed. Each Profile says where it came from (Recorded, Source):
+// the Chrome and Firefox profiles are recorded from the browsers, with the
+// desktop browsers' header values per OS; Edge reuses Chromium's recorded
+// wire format with Edge's header values; Safari and OkHttp are built from
+// published fingerprints (public_test.go checks them), Safari with navigation
+// headers only.
 package profile
 
 //go:generate go run gen.go gen_hello.go gen_public.go gen_flows.go

@@ -28,7 +28,8 @@ type recording struct {
 }
 
 // loadRecordings reads testdata/recorded.json: the frames of one Chromium
-// 156 and one Firefox ESR 153 connection from ../shared/fingerprints.
+// 156 and one Firefox ESR 153 connection, taken from the recordings in
+// fingerprint/testdata/recordings/chromium-156 and firefox-esr-153.
 func loadRecordings(t *testing.T) map[string]recording {
 	b, err := os.ReadFile("testdata/recorded.json")
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"github.com/guise-http/guise/fields"
 )
 
-// chromeConfig and firefoxConfig are the recorded fingerprints of
-// ../shared/fingerprints (Chromium 156, Firefox ESR 153).
+// chromeConfig and firefoxConfig are the fingerprints recorded in
+// fingerprint/testdata/recordings/chromium-156 and firefox-esr-153.
 func chromeConfig() *Config {
 	return &Config{
 		Settings: []Setting{

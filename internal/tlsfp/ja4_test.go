@@ -35,7 +35,7 @@ func TestJA4MatchesRecording(t *testing.T) {
 	} {
 		ch, err := fingerprint.ParseClientHello(buildHello(t, "fp.test", &Config{Profile: lookup(t, name)}))
 		if err != nil || ch.JA4() != want {
-			t.Errorf("%s: JA4 %v %v, want %s (shared README)", name, ch, err, want)
+			t.Errorf("%s: JA4 %v %v, want %s (fingerprint/testdata/recordings/README.md)", name, ch, err, want)
 		}
 	}
 }

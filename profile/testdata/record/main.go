@@ -1,7 +1,8 @@
 //go:build ignore
 
 // record captures the raw ClientHello of every TLS connection a real
-// browser makes to it, for the hellos the shared recordings lack: the
+// browser makes to it, for the hellos the first recordings
+// (fingerprint/testdata/recordings/*/) lack: the
 // HTTP/1.1-only hello and the hello of a resumed connection. It serves
 // HTTPS on 127.0.0.1 with a fresh CA (written to ca.pem for the browser to
 // trust), answers every request with "Connection: close" so that a page's
