@@ -45,7 +45,7 @@ type importRule struct {
 var importRules = []importRule{
 	// Layer 0: leaves.
 	{pkg: "fields", layer: 0, std: "strings"},
-	{pkg: "internal/pool", layer: 0, std: "context errors sync time"},
+	{pkg: "internal/pool", layer: 0, std: "context errors strconv sync time"},
 	{pkg: "internal/decode", layer: 0,
 		ext: "github.com/andybalholm/brotli github.com/klauspost/compress/flate github.com/klauspost/compress/gzip " +
 			"github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
@@ -62,7 +62,7 @@ var importRules = []importRule{
 		std: "bytes context errors fmt io math net os strconv strings sync sync/atomic syscall time"},
 	{pkg: "internal/h2", layer: 1, mod: "fields",
 		ext: "golang.org/x/net/http2 golang.org/x/net/http2/hpack",
-		std: "bufio context errors fmt io net runtime slices strconv strings sync sync/atomic time unsafe"},
+		std: "bufio context errors fmt io net os runtime slices strconv strings sync sync/atomic time unsafe"},
 	{pkg: "internal/proxy", layer: 1, mod: "fields",
 		std: "bytes context crypto/sha256 encoding/base64 encoding/binary encoding/hex errors fmt io net net/netip net/url os strconv strings sync time"},
 	{pkg: "cookie", layer: 1, ext: "golang.org/x/net/publicsuffix"}, // net/http for HTTPJar's http.CookieJar

@@ -30,11 +30,13 @@ type Request struct {
 	// defaults, in the caller's order.
 	Header Header
 
-	// Body is the request body; nil means none. *bytes.Buffer,
-	// *bytes.Reader and *strings.Reader bodies have a known length and can be
-	// sent again (on a retry or a 307/308 redirect); an *os.File goes out
-	// through the kernel's copy path where the connection allows. Other
-	// readers are sent chunked unless ContentLength is set.
+	// Body is the request body; nil means none. A *bytes.Buffer body has a
+	// known length and is sent again on a retry or a 307/308 redirect.
+	// *bytes.Reader and *strings.Reader bodies have a known length and are
+	// sent again on a 307/308 redirect (seeking back to their start), but
+	// never retried. An *os.File goes out through the kernel's copy path
+	// where the connection allows. Other readers are sent chunked unless
+	// ContentLength is set, and are never sent twice.
 	Body io.Reader
 	// ContentLength is the length of Body when Body is another kind of
 	// reader: 0 means unknown (sent chunked) unless Body is nil.

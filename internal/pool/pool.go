@@ -3,9 +3,10 @@
 // HTTP/2 connections, which serve many at once.
 //
 // A key names everything a connection was made for: origin, proxy and its
-// credentials, browser profile, TLS options and scope. Two requests share a
+// credentials, browser profile and TLS options. Two requests share a
 // connection only when their keys are equal, so a connection is never used for
-// something it was not made for.
+// something it was not made for; scopes that share nothing use separate
+// pools.
 //
 // An https key does not say which protocol its server picks. The first
 // request to such a key dials alone and the others wait, as browsers do, to
