@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // deadAddr returns a loopback address where nothing listens.
@@ -190,7 +192,7 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveConns(t, front, func(c net.Conn) {
+	testpeer.Serve(t, front, testpeer.Handle(func(c net.Conn) {
 		time.Sleep(300 * time.Millisecond)
 		up, err := net.Dial("tcp", origin.Listener.Addr().String())
 		if err != nil {
@@ -199,7 +201,7 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 		defer up.Close()
 		go func() { io.Copy(up, c); up.Close() }()
 		io.Copy(c, up)
-	})
+	}))
 	tr := &Transport{}
 	defer tr.Close() // before the front's handlers are awaited
 	s := &Session{Transport: tr, RootCAs: roots}
@@ -260,7 +262,7 @@ func TestH2ChurnSettlesEveryRequest(t *testing.T) {
 	}
 	var seedMu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
-	serveConns(t, front, func(c net.Conn) {
+	testpeer.Serve(t, front, testpeer.Handle(func(c net.Conn) {
 		seedMu.Lock()
 		cut := int64(-1) // never
 		if rng.IntN(3) > 0 {
@@ -278,7 +280,7 @@ func TestH2ChurnSettlesEveryRequest(t *testing.T) {
 			return
 		}
 		io.CopyN(c, up, cut) // then both close: the connection is cut
-	})
+	}))
 	tr := &Transport{}
 	defer tr.Close()
 	s := &Session{Transport: tr, RootCAs: roots}

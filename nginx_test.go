@@ -4,23 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/guise-http/guise/internal/testpeer"
 )
@@ -39,8 +31,9 @@ func startNginx(t *testing.T) *nginxPeer {
 	testpeer.Need(t, "nginx", "nginx-light")
 	dir := testpeer.Dir(t)
 	n := &nginxPeer{}
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	n.roots = roots
+	cert := testpeer.Localhost(t)
+	certPEM, keyPEM := cert.PEM()
+	n.roots = cert.Roots
 	n.big = bytes.Repeat([]byte("0123456789abcdef"), 8<<20/16)
 	n.text = []byte(strings.Repeat("guise is a browser-shaped HTTP client. ", 2000))
 	files := map[string][]byte{
@@ -84,44 +77,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// selfSigned makes a CA-less self-signed ECDSA certificate for host and
-// 127.0.0.1, and a pool that trusts it.
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte, roots *x509.CertPool) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: host},
-		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{host}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	roots = x509.NewCertPool()
-	roots.AddCert(cert)
-	kder, _ := x509.MarshalECPrivateKey(key)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), roots
-}
-
-// localhostCert is selfSigned's certificate for localhost as a
-// tls.Certificate, and the pool that trusts it.
-func localhostCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, roots
 }
 
 func TestNginx(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // silentServer accepts connections on loopback and never writes; it holds
@@ -21,8 +22,8 @@ func silentServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	serveConns(t, ln, func(net.Conn) { <-release })
-	t.Cleanup(func() { close(release) }) // runs before serveConns' own
+	testpeer.Serve(t, ln, testpeer.Handle(func(net.Conn) { <-release }))
+	t.Cleanup(func() { close(release) }) // runs before testpeer.Serve's own
 	return ln.Addr().String()
 }
 
