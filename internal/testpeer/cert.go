@@ -207,12 +207,6 @@ func (c *Cert) ServerConfig(nextProtos ...string) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{c.TLS()}, NextProtos: nextProtos}
 }
 
-// ClientConfig is a new client tls.Config that trusts c's CA and expects
-// serverName.
-func (c *Cert) ClientConfig(serverName string, nextProtos ...string) *tls.Config {
-	return &tls.Config{RootCAs: c.Roots, ServerName: serverName, NextProtos: nextProtos}
-}
-
 // PEM is c's chain (leaf first) and its key ("EC PRIVATE KEY"),
 // PEM-encoded, as nginx, nghttpd and haproxy read them.
 func (c *Cert) PEM() (chain, key []byte) {
