@@ -1,196 +1,32 @@
 package guise
 
 import (
-	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 	"unsafe"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
-// h2CannedServer is an HTTP/2 server over TLS on 127.0.0.1 that answers
-// every request with the same small response, allocating nothing per
-// request once a connection is up, so that allocation counts measure the
-// client. Its response head is that of a typical server (server, date,
-// content-type, content-length), sent with incremental indexing the first
-// time and as indexed fields afterwards, as HPACK encoders do for repeated
-// fields.
-type h2CannedServer struct {
-	ln    net.Listener
-	roots *x509.CertPool
-	wg    sync.WaitGroup
+// h2Canned is the HTTP/2 server of the allocation budgets: every request
+// gets the same small response, with the head of a typical server (server,
+// date, content-type, content-length), indexed in HPACK after the first
+// time. The server allocates nothing per request, so that allocation counts
+// measure the client.
+var h2Canned = testpeer.H2Server{
+	Head: [][2]string{
+		{"server", "canned/1.0"},
+		{"date", "Sun, 29 Nov 2026 21:00:00 GMT"},
+		{"content-type", "text/plain"},
+	},
+	Body: []byte(h2CannedBody),
 }
 
 const h2CannedBody = "Hello, World!"
-
-// h2CannedHead are the response fields after :status 200.
-var h2CannedHead = [...][2]string{
-	{"server", "canned/1.0"},
-	{"date", "Sun, 29 Nov 2026 21:00:00 GMT"},
-	{"content-type", "text/plain"},
-	{"content-length", "13"},
-}
-
-func newH2CannedServer(tb testing.TB) *h2CannedServer {
-	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:         true,
-
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(cert)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		NextProtos:   []string{"h2"},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := &h2CannedServer{ln: ln, roots: roots}
-	s.wg.Add(1)
-	go s.accept()
-	tb.Cleanup(func() { ln.Close(); s.wg.Wait() })
-	return s
-}
-
-func (s *h2CannedServer) URL() string { return "https://" + s.ln.Addr().String() + "/" }
-
-func (s *h2CannedServer) accept() {
-	defer s.wg.Done()
-	var conns []net.Conn
-	var mu sync.Mutex
-	defer func() {
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			serveCannedH2(c)
-		}()
-	}
-}
-
-// h2Frame appends a frame header.
-func h2Frame(dst []byte, length int, typ, flags byte, id uint32) []byte {
-	dst = append(dst, byte(length>>16), byte(length>>8), byte(length), typ, flags)
-	return binary.BigEndian.AppendUint32(dst, id)
-}
-
-// serveCannedH2 runs one server connection until it fails.
-func serveCannedH2(c net.Conn) {
-	br := bufio.NewReaderSize(c, 64<<10)
-	pre := make([]byte, len("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
-	if _, err := io.ReadFull(br, pre); err != nil {
-		return
-	}
-	// The first response indexes its fields; later ones refer to them
-	// (dynamic indexes 62 and up, newest first).
-	var first, again []byte
-	first = append(first, 0x88) // :status 200
-	again = append(again, 0x88)
-	for i, f := range h2CannedHead {
-		first = append(first, 0x40, byte(len(f[0])))
-		first = append(first, f[0]...)
-		first = append(first, byte(len(f[1])))
-		first = append(first, f[1]...)
-		again = append(again, 0x80|byte(62+len(h2CannedHead)-1-i))
-	}
-	out := make([]byte, 0, 64<<10)
-	out = h2Frame(out, 6, 0x4, 0, 0) // SETTINGS
-	out = append(out, 0, 3, 0, 0, 0, 100)
-	head := make([]byte, 9)
-	payload := make([]byte, 0, 1<<14)
-	sent := false
-	for {
-		if len(out) > 0 && br.Buffered() == 0 {
-			if _, err := c.Write(out); err != nil {
-				return
-			}
-			out = out[:0]
-		}
-		if _, err := io.ReadFull(br, head); err != nil {
-			return
-		}
-		n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
-		if n > cap(payload) {
-			return
-		}
-		payload = payload[:n]
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return
-		}
-		typ, flags, id := head[3], head[4], binary.BigEndian.Uint32(head[5:])&(1<<31-1)
-		switch typ {
-		case 0x4: // SETTINGS
-			if flags&0x1 == 0 {
-				out = h2Frame(out, 0, 0x4, 0x1, 0)
-			}
-		case 0x6: // PING
-			if flags&0x1 == 0 {
-				out = h2Frame(out, 8, 0x6, 0x1, 0)
-				out = append(out, payload...)
-			}
-		case 0x1: // HEADERS
-			if flags&0x1 == 0 { // no END_STREAM: this server takes no bodies
-				return
-			}
-			blk := again
-			if !sent {
-				blk, sent = first, true
-			}
-			out = h2Frame(out, len(blk), 0x1, 0x4, id) // END_HEADERS
-			out = append(out, blk...)
-			out = h2Frame(out, len(h2CannedBody), 0x0, 0x1, id) // END_STREAM
-			out = append(out, h2CannedBody...)
-		}
-	}
-}
 
 // h2Get makes one request the way bench/h2compare does: a new Request,
 // the body copied to io.Discard, then closed.
@@ -212,12 +48,12 @@ func h2Get(ctx context.Context, s *Session, url string) error {
 // end with the test.
 func warmH2Session(tb testing.TB) (context.Context, *Session, string) {
 	tb.Helper()
-	srv := newH2CannedServer(tb)
-	s := &Session{RootCAs: srv.roots}
+	srv := h2Canned.ListenTLS(tb)
+	s := &Session{RootCAs: testpeer.Localhost(tb).Roots}
 	tb.Cleanup(func() { s.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	url := srv.URL()
+	url := "https://" + srv.Addr + "/"
 	if err := h2Get(ctx, s, url); err != nil {
 		tb.Fatal(err)
 	}

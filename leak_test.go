@@ -3,19 +3,19 @@ package guise
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // deadAddr returns a loopback address where nothing listens.
@@ -182,7 +182,7 @@ func TestRequestAbortLoopHeap(t *testing.T) {
 // completes, a connection with no stream reserved (so it can go idle and be
 // closed), not one held open for a request that is gone.
 func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
-	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := newOrigin(t, modeH2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}))
 	// A front that holds each connection 300ms before passing it on.
@@ -190,19 +190,19 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveConns(t, front, func(c net.Conn) {
+	testpeer.Serve(t, front, testpeer.Handle(func(c net.Conn) {
 		time.Sleep(300 * time.Millisecond)
-		up, err := net.Dial("tcp", origin.Listener.Addr().String())
+		up, err := net.Dial("tcp", o.Listener.Addr().String())
 		if err != nil {
 			return
 		}
 		defer up.Close()
 		go func() { io.Copy(up, c); up.Close() }()
 		io.Copy(c, up)
-	})
+	}))
 	tr := &Transport{}
 	defer tr.Close() // before the front's handlers are awaited
-	s := &Session{Transport: tr, RootCAs: roots}
+	s := &Session{Transport: tr, RootCAs: o.roots}
 	url := "https://127.0.0.1:" + portOf(front.Addr()) + "/"
 	// The first request learns that the origin speaks h2 (the probe).
 	resp, err := s.Get(context.Background(), url)
@@ -244,7 +244,7 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 // requests through a front that cuts connections at random points (seeded)
 // each end, in a response or an error, and none hangs.
 func TestH2ChurnSettlesEveryRequest(t *testing.T) {
-	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := newOrigin(t, modeH2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("b", 2048))
 	}))
 	front, err := net.Listen("tcp", "127.0.0.1:0")
@@ -253,14 +253,14 @@ func TestH2ChurnSettlesEveryRequest(t *testing.T) {
 	}
 	var seedMu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
-	serveConns(t, front, func(c net.Conn) {
+	testpeer.Serve(t, front, testpeer.Handle(func(c net.Conn) {
 		seedMu.Lock()
 		cut := int64(-1) // never
 		if rng.IntN(3) > 0 {
 			cut = rng.Int64N(40000) // bytes towards the client before the cut
 		}
 		seedMu.Unlock()
-		up, err := net.Dial("tcp", origin.Listener.Addr().String())
+		up, err := net.Dial("tcp", o.Listener.Addr().String())
 		if err != nil {
 			return
 		}
@@ -271,10 +271,10 @@ func TestH2ChurnSettlesEveryRequest(t *testing.T) {
 			return
 		}
 		io.CopyN(c, up, cut) // then both close: the connection is cut
-	})
+	}))
 	tr := &Transport{}
 	defer tr.Close()
-	s := &Session{Transport: tr, RootCAs: roots}
+	s := &Session{Transport: tr, RootCAs: o.roots}
 	defer s.Close()
 	url := "https://127.0.0.1:" + portOf(front.Addr()) + "/"
 	var ok, failed atomic.Int32
@@ -364,21 +364,9 @@ func TestBodiesNotClosed(t *testing.T) {
 	}
 }
 
-// h2Origin starts an HTTPS server with HTTP/2 on loopback, closed when the
-// test ends, and returns it with a pool that trusts it.
-func h2Origin(t *testing.T, h http.Handler) (*httptest.Server, *x509.CertPool) {
-	origin := httptest.NewUnstartedServer(h)
-	origin.EnableHTTP2 = true
-	origin.StartTLS()
-	t.Cleanup(origin.Close)
-	roots := x509.NewCertPool()
-	roots.AddCert(origin.Certificate())
-	return origin, roots
-}
-
 // TestCloseWithRequestsInFlight (RELIABILITY L-15): CloseIdleConnections
-// and then Close, while a body is being read over HTTP/1.1 and over
-// HTTP/2, let that body finish; afterwards the Transport refuses new
+// and then Close, while a body is being read over HTTP/1.1 (over TCP
+// and TLS) and over HTTP/2, let that body finish; afterwards the Transport refuses new
 // requests with ErrClosed.
 func TestCloseWithRequestsInFlight(t *testing.T) {
 	slow := func(release <-chan struct{}) http.HandlerFunc {
@@ -393,42 +381,33 @@ func TestCloseWithRequestsInFlight(t *testing.T) {
 			w.Write(bytes.Repeat([]byte("s"), 1024))
 		}
 	}
-	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
-		t.Run(proto, func(t *testing.T) {
-			release := make(chan struct{})
-			var url string
-			var roots *x509.CertPool
-			if proto == "HTTP/2.0" {
-				var origin *httptest.Server
-				origin, roots = h2Origin(t, slow(release))
-				url = origin.URL
-			} else {
-				url = newTestServer(t, slow(release)).URL
-			}
-			tr := &Transport{}
-			s := &Session{Transport: tr, RootCAs: roots}
-			resp, err := s.Get(context.Background(), url+"/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Proto != proto {
-				t.Fatalf("proto %s", resp.Proto)
-			}
-			first := make([]byte, 1024)
-			if _, err := io.ReadFull(resp.Body, first); err != nil {
-				t.Fatal(err)
-			}
-			tr.CloseIdleConnections()
-			tr.Close()
-			close(release)
-			rest, err := io.ReadAll(resp.Body)
-			if len(rest) != 1024 || err != nil {
-				t.Fatalf("the body in flight: %d more bytes, %v", len(rest), err)
-			}
-			resp.Body.Close()
-			if _, err := s.Get(context.Background(), url+"/"); !errors.Is(err, ErrClosed) {
-				t.Fatalf("after Close: %v, want ErrClosed", err)
-			}
-		})
-	}
+	run(t, func(t *testing.T, m mode) {
+		release := make(chan struct{})
+		o := newOrigin(t, m, slow(release))
+		url := o.URL
+		tr := &Transport{}
+		s := o.session(t, tr)
+		resp, err := s.Get(context.Background(), url+"/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Proto != m.proto() {
+			t.Fatalf("proto %s, want %s", resp.Proto, m.proto())
+		}
+		first := make([]byte, 1024)
+		if _, err := io.ReadFull(resp.Body, first); err != nil {
+			t.Fatal(err)
+		}
+		tr.CloseIdleConnections()
+		tr.Close()
+		close(release)
+		rest, err := io.ReadAll(resp.Body)
+		if len(rest) != 1024 || err != nil {
+			t.Fatalf("the body in flight: %d more bytes, %v", len(rest), err)
+		}
+		resp.Body.Close()
+		if _, err := s.Get(context.Background(), url+"/"); !errors.Is(err, ErrClosed) {
+			t.Fatalf("after Close: %v, want ErrClosed", err)
+		}
+	}, modeH1Plain, modeH1, modeH2)
 }

@@ -4,23 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/guise-http/guise/internal/testpeer"
 )
@@ -39,8 +31,9 @@ func startNginx(t *testing.T) *nginxPeer {
 	testpeer.Need(t, "nginx", "nginx-light")
 	dir := testpeer.Dir(t)
 	n := &nginxPeer{}
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	n.roots = roots
+	cert := testpeer.Localhost(t)
+	certPEM, keyPEM := cert.PEM()
+	n.roots = cert.Roots
 	n.big = bytes.Repeat([]byte("0123456789abcdef"), 8<<20/16)
 	n.text = []byte(strings.Repeat("guise is a browser-shaped HTTP client. ", 2000))
 	files := map[string][]byte{
@@ -86,154 +79,113 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// selfSigned makes a CA-less self-signed ECDSA certificate for host and
-// 127.0.0.1, and a pool that trusts it.
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte, roots *x509.CertPool) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: host},
-		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{host}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	roots = x509.NewCertPool()
-	roots.AddCert(cert)
-	kder, _ := x509.MarshalECPrivateKey(key)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), roots
-}
-
-// localhostCert is selfSigned's certificate for localhost as a
-// tls.Certificate, and the pool that trusts it.
-func localhostCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	certPEM, keyPEM, roots := selfSigned(t, "localhost")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, roots
-}
-
 func TestNginx(t *testing.T) {
 	n := startNginx(t)
-	for _, mode := range []string{"h1", "h2"} {
-		t.Run(mode, func(t *testing.T) {
-			base := "http://" + n.plain
-			s := &Session{}
-			if mode == "h2" {
-				_, port, _ := net.SplitHostPort(n.tls)
-				base = "https://localhost:" + port
-				s.RootCAs = n.roots
-			}
-			defer s.Close()
-			ctx := context.Background()
-			get := func(path string) *Response {
-				t.Helper()
-				resp, err := s.Get(ctx, base+path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return resp
-			}
-
-			// Keep-alive: one connection for 50 sequential requests.
-			conns := map[string]bool{}
-			for i := 0; i < 50; i++ {
-				resp := get("/small.txt")
-				b, err := resp.Bytes()
-				if err != nil || string(b) != "hello from nginx\n" {
-					t.Fatalf("small: %d %q %v", resp.StatusCode, b, err)
-				}
-				conns[resp.Header.Get("x-conn")] = true
-				wantProto := map[string]string{"h1": "HTTP/1.1", "h2": "HTTP/2.0"}[mode]
-				if resp.Proto != wantProto {
-					t.Fatalf("proto %s, want %s", resp.Proto, wantProto)
-				}
-			}
-			if len(conns) != 1 {
-				t.Fatalf("50 requests used %d connections", len(conns))
-			}
-
-			// Large file, streamed.
-			resp := get("/big.bin")
-			if resp.ContentLength != int64(len(n.big)) {
-				t.Fatalf("big: Content-Length %d", resp.ContentLength)
-			}
-			h := sha256.New()
-			if _, err := io.Copy(h, resp.Body); err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if !bytes.Equal(h.Sum(nil), sha256Sum(n.big)) {
-				t.Fatal("big: body differs")
-			}
-
-			// gzip: the profile asks for it; nginx compresses on the fly
-			// (chunked over HTTP/1.1); guise decodes, and the connection
-			// is reused after the decoded body (D-09).
-			resp = get("/text.txt")
-			conn := resp.Header.Get("x-conn")
-			if !resp.Decoded || resp.Header.Has("content-encoding") || resp.ContentLength != -1 {
-				t.Fatalf("text: decoded %v, content-encoding %q, length %d", resp.Decoded, resp.Header.Get("content-encoding"), resp.ContentLength)
-			}
-			plain, err := resp.Bytes()
-			if err != nil || !bytes.Equal(plain, n.text) {
-				t.Fatalf("text: decoded body differs (%v)", err)
-			}
-			if again := get("/small.txt"); again.Header.Get("x-conn") != conn {
-				t.Fatalf("a new connection after a decoded body")
-			} else {
-				again.Body.Close()
-			}
-
-			// RawBody hands the gzip bytes over.
-			raw := &Session{RawBody: true, RootCAs: s.RootCAs}
-			defer raw.Close()
-			resp, err = raw.Get(ctx, base+"/text.txt")
+	run(t, func(t *testing.T, m mode) {
+		base := "http://" + n.plain
+		s := &Session{}
+		if m == modeH2 {
+			_, port, _ := net.SplitHostPort(n.tls)
+			base = "https://localhost:" + port
+			s.RootCAs = n.roots
+		}
+		defer s.Close()
+		ctx := context.Background()
+		get := func(path string) *Response {
+			t.Helper()
+			resp, err := s.Get(ctx, base+path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Header.Get("content-encoding") != "gzip" || resp.Decoded {
-				t.Fatalf("raw: content-encoding %q", resp.Header.Get("content-encoding"))
-			}
-			if mode == "h1" && resp.ContentLength != -1 {
-				t.Fatalf("text: want a chunked body, Content-Length %d", resp.ContentLength)
-			}
-			gz, err := resp.Bytes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			zr, err := gzip.NewReader(bytes.NewReader(gz))
-			if err != nil {
-				t.Fatalf("raw: not gzip: %v", err)
-			}
-			plain, err = io.ReadAll(zr)
-			if err != nil || !bytes.Equal(plain, n.text) {
-				t.Fatalf("raw: gunzipped body differs (%v)", err)
-			}
+			return resp
+		}
 
-			// An abandoned large body is not drained; the next request
-			// still works.
-			resp = get("/big.bin")
-			var one [1]byte
-			io.ReadFull(resp.Body, one[:])
-			resp.Body.Close()
-			b, err := get("/small.txt").Bytes()
-			if err != nil || len(b) == 0 {
-				t.Fatalf("after abandoning a large body: %v", err)
+		// Keep-alive: one connection for 50 sequential requests.
+		conns := map[string]bool{}
+		for i := 0; i < 50; i++ {
+			resp := get("/small.txt")
+			b, err := resp.Bytes()
+			if err != nil || string(b) != "hello from nginx\n" {
+				t.Fatalf("small: %d %q %v", resp.StatusCode, b, err)
 			}
-		})
-	}
+			conns[resp.Header.Get("x-conn")] = true
+			if resp.Proto != m.proto() {
+				t.Fatalf("proto %s, want %s", resp.Proto, m.proto())
+			}
+		}
+		if len(conns) != 1 {
+			t.Fatalf("50 requests used %d connections", len(conns))
+		}
+
+		// Large file, streamed.
+		resp := get("/big.bin")
+		if resp.ContentLength != int64(len(n.big)) {
+			t.Fatalf("big: Content-Length %d", resp.ContentLength)
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if !bytes.Equal(h.Sum(nil), sha256Sum(n.big)) {
+			t.Fatal("big: body differs")
+		}
+
+		// gzip: the profile asks for it; nginx compresses on the fly
+		// (chunked over HTTP/1.1); guise decodes, and the connection
+		// is reused after the decoded body (D-09).
+		resp = get("/text.txt")
+		conn := resp.Header.Get("x-conn")
+		if !resp.Decoded || resp.Header.Has("content-encoding") || resp.ContentLength != -1 {
+			t.Fatalf("text: decoded %v, content-encoding %q, length %d", resp.Decoded, resp.Header.Get("content-encoding"), resp.ContentLength)
+		}
+		plain, err := resp.Bytes()
+		if err != nil || !bytes.Equal(plain, n.text) {
+			t.Fatalf("text: decoded body differs (%v)", err)
+		}
+		if again := get("/small.txt"); again.Header.Get("x-conn") != conn {
+			t.Fatalf("a new connection after a decoded body")
+		} else {
+			again.Body.Close()
+		}
+
+		// RawBody hands the gzip bytes over.
+		raw := &Session{RawBody: true, RootCAs: s.RootCAs}
+		defer raw.Close()
+		resp, err = raw.Get(ctx, base+"/text.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Header.Get("content-encoding") != "gzip" || resp.Decoded {
+			t.Fatalf("raw: content-encoding %q", resp.Header.Get("content-encoding"))
+		}
+		if m == modeH1Plain && resp.ContentLength != -1 {
+			t.Fatalf("text: want a chunked body, Content-Length %d", resp.ContentLength)
+		}
+		gz, err := resp.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatalf("raw: not gzip: %v", err)
+		}
+		plain, err = io.ReadAll(zr)
+		if err != nil || !bytes.Equal(plain, n.text) {
+			t.Fatalf("raw: gunzipped body differs (%v)", err)
+		}
+
+		// An abandoned large body is not drained; the next request
+		// still works.
+		resp = get("/big.bin")
+		var one [1]byte
+		io.ReadFull(resp.Body, one[:])
+		resp.Body.Close()
+		b, err := get("/small.txt").Bytes()
+		if err != nil || len(b) == 0 {
+			t.Fatalf("after abandoning a large body: %v", err)
+		}
+	}, modeH1Plain, modeH2)
 }
 
 func sha256Sum(b []byte) []byte {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // silentServer accepts connections on loopback and never writes; it holds
@@ -21,8 +22,8 @@ func silentServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	serveConns(t, ln, func(net.Conn) { <-release })
-	t.Cleanup(func() { close(release) }) // runs before serveConns' own
+	testpeer.Serve(t, ln, testpeer.Handle(func(net.Conn) { <-release }))
+	t.Cleanup(func() { close(release) }) // runs before testpeer.Serve's own
 	return ln.Addr().String()
 }
 
@@ -151,7 +152,7 @@ func TestCancelPromptly(t *testing.T) {
 	// HTTP/2: one connection, two requests; the first is cancelled
 	// mid-body, the second reads its body to the end.
 	release := make(chan struct{})
-	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := newOrigin(t, modeH2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(bytes.Repeat([]byte("h"), 1024))
 		w.(http.Flusher).Flush()
 		if r.URL.Path == "/slow" {
@@ -166,20 +167,20 @@ func TestCancelPromptly(t *testing.T) {
 	defer close(release)
 	tr := &Transport{}
 	defer tr.Close()
-	h2s := &Session{Transport: tr, RootCAs: roots}
+	h2s := &Session{Transport: tr, RootCAs: o.roots}
 	defer h2s.Close()
-	warm, err := h2s.Get(context.Background(), origin.URL+"/")
+	warm, err := h2s.Get(context.Background(), o.URL+"/")
 	if err != nil || warm.Proto != "HTTP/2.0" {
 		t.Fatalf("warm-up: %v, %v", warm, err)
 	}
 	warm.Bytes()
 	within(t, "one of two h2 streams", func(ctx context.Context) error {
-		resp, err := h2s.Get(ctx, origin.URL+"/slow")
+		resp, err := h2s.Get(ctx, o.URL+"/slow")
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
-		other, err := h2s.Get(context.Background(), origin.URL+"/")
+		other, err := h2s.Get(context.Background(), o.URL+"/")
 		if err != nil {
 			t.Errorf("the other stream: %v", err)
 		} else if b, err := other.Bytes(); len(b) != 2048 || err != nil {
@@ -188,7 +189,7 @@ func TestCancelPromptly(t *testing.T) {
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err
 	})
-	after, err := h2s.Get(context.Background(), origin.URL+"/")
+	after, err := h2s.Get(context.Background(), o.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}

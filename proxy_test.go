@@ -299,14 +299,15 @@ func TestProxyTicketsApart(t *testing.T) {
 		io.WriteString(w, "origin")
 	}))
 	defer origin.Close()
-	cert, roots := localhostCert(t)
+	cert := testpeer.Localhost(t)
+	roots := cert.Roots.Clone() // the shared pool is not ours to add to
 	roots.AddCert(origin.Certificate())
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cert.ServerConfig("http/1.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An HTTPS proxy that tunnels CONNECT to the origin.
-	serveConns(t, ln, func(c net.Conn) {
+	testpeer.Serve(t, ln, testpeer.Handle(func(c net.Conn) {
 		br := bufio.NewReader(c)
 		req, err := http.ReadRequest(br)
 		if err != nil || req.Method != http.MethodConnect {
@@ -320,7 +321,7 @@ func TestProxyTicketsApart(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
 		go func() { io.Copy(up, br); up.Close() }()
 		io.Copy(c, up)
-	})
+	}))
 	tr := &Transport{}
 	defer tr.Close()
 	s := &Session{Transport: tr, RootCAs: roots, Proxy: "https://localhost:" + portOf(ln.Addr())}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // closingServer answers the first request on each connection with a small
@@ -34,7 +36,7 @@ func newClosingServer(t *testing.T) *closingServer {
 		t.Fatal(err)
 	}
 	s := &closingServer{ln: ln}
-	serveConns(t, ln, func(c net.Conn) {
+	testpeer.Serve(t, ln, testpeer.Handle(func(c net.Conn) {
 		s.mu.Lock()
 		i := len(s.conns)
 		s.conns = append(s.conns, nil)
@@ -54,7 +56,7 @@ func newClosingServer(t *testing.T) *closingServer {
 			io.Copy(io.Discard, req.Body)
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
-	})
+	}))
 	return s
 }
 
@@ -133,13 +135,13 @@ type refusingH2 struct {
 	conns   int
 }
 
-func newRefusingH2(t *testing.T, cert tls.Certificate) *refusingH2 {
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+func newRefusingH2(t *testing.T) *refusingH2 {
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", testpeer.Localhost(t).ServerConfig("h2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &refusingH2{ln: ln}
-	serveConns(t, ln, func(c net.Conn) {
+	testpeer.Serve(t, ln, testpeer.Handle(func(c net.Conn) {
 		s.mu.Lock()
 		ci := s.conns
 		s.conns++
@@ -172,7 +174,7 @@ func newRefusingH2(t *testing.T, cert tls.Certificate) *refusingH2 {
 				}
 			}
 		}
-	})
+	}))
 	return s
 }
 
@@ -181,7 +183,7 @@ func newRefusingH2(t *testing.T, cert tls.Certificate) *refusingH2 {
 // body can be sent again (a GET, a POST of a *bytes.Buffer), and then the
 // error is the caller's; a POST of a streaming body is not sent again.
 func TestRefusedStreamRetriedOnce(t *testing.T) {
-	cert, roots := localhostCert(t)
+	roots := testpeer.Localhost(t).Roots
 	type streaming struct{ io.Reader }
 	for _, tc := range []struct {
 		name  string
@@ -197,7 +199,7 @@ func TestRefusedStreamRetriedOnce(t *testing.T) {
 		}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newRefusingH2(t, cert)
+			srv := newRefusingH2(t)
 			s := &Session{RootCAs: roots}
 			defer s.Close()
 			_, err := s.Do(context.Background(), tc.req("https://localhost:"+portOf(srv.ln.Addr())+"/"))

@@ -107,27 +107,3 @@ func headerNames(head []byte) []string {
 	}
 	return names
 }
-
-// serveConns accepts connections on ln and runs handle on each in a
-// goroutine of its own, which closes the connection when handle returns.
-// When the test ends, ln is closed and every handler awaited.
-func serveConns(t *testing.T, ln net.Listener, handle func(net.Conn)) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				handle(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-}

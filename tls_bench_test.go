@@ -2,14 +2,8 @@ package guise
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,20 +11,21 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // startNghttpd runs nghttpd (HTTP/2 over TLS only, a separate process, so a
 // CPU profile shows the client alone) on a free 127.0.0.1 port, serving
-// /small (100 bytes) with a self-signed ECDSA certificate for 127.0.0.1.
+// /small (100 bytes) with testpeer's certificate for 127.0.0.1.
 // It returns the base URL and a pool trusting the certificate.
 func startNghttpd(tb testing.TB) (string, *x509.CertPool) {
 	tb.Helper()
 	bin := testpeer.Need(tb, "nghttpd", "nghttp2-server")
 	dir := testpeer.Dir(tb)
-	certPEM, keyPEM, roots := tlsTestCert(tb)
+	cert := testpeer.Localhost(tb)
+	certPEM, keyPEM := cert.PEM()
+	roots := cert.Roots
 	files := map[string][]byte{
 		"cert.pem":  certPEM,
 		"key.pem":   keyPEM,
@@ -50,40 +45,6 @@ func startNghttpd(tb testing.TB) (string, *x509.CertPool) {
 	testpeer.StartDaemon(tb, addr, nil, bin, "-a", "127.0.0.1", "-d", filepath.Join(dir, "www"),
 		port, filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem"))
 	return "https://" + addr, roots
-}
-
-// tlsTestCert makes a self-signed ECDSA P-256 certificate for 127.0.0.1
-// and localhost.
-func tlsTestCert(tb testing.TB) (certPEM, keyPEM []byte, roots *x509.CertPool) {
-	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	roots = x509.NewCertPool()
-	roots.AddCert(cert)
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), roots
 }
 
 // BenchmarkIsolatedHTTPS is the bench/h2compare isolated-https scenario in

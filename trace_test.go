@@ -69,31 +69,31 @@ func TestClientTraceEvents(t *testing.T) {
 	}
 }
 
+// TestClientTraceTLS: over TLS, the trace sees the handshake, with the
+// protocol ALPN chose, between the connect and the request.
 func TestClientTraceTLS(t *testing.T) {
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(hello))
-	ts.EnableHTTP2 = true
-	ts.StartTLS()
-	defer ts.Close()
-	s := &Session{RootCAs: ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
-	defer s.Close()
-	rec := &recorder{}
-	ctx := httptrace.WithClientTrace(context.Background(), rec.trace())
-	resp, err := s.Get(ctx, ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Bytes()
-	if resp.Proto != "HTTP/2.0" {
-		t.Fatalf("proto %s", resp.Proto)
-	}
-	want := []string{"GetConn", "ConnectStart", "ConnectDone", "TLSHandshakeStart", "TLSHandshakeDone:h2", "GotConn:new",
-		"WroteHeaders", "WroteRequest", "GotFirstResponseByte"}
-	if !slices.Equal(rec.events, want) {
-		t.Fatalf("events\n got %v\nwant %v", rec.events, want)
-	}
-	if resp.Timings.TLS <= 0 {
-		t.Errorf("no TLS time: %+v", resp.Timings)
-	}
+	run(t, func(t *testing.T, m mode) {
+		o := newOrigin(t, m, http.HandlerFunc(hello))
+		s := o.session(t, nil)
+		rec := &recorder{}
+		ctx := httptrace.WithClientTrace(context.Background(), rec.trace())
+		resp, err := s.Get(ctx, o.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Bytes()
+		if resp.Proto != m.proto() {
+			t.Fatalf("proto %s, want %s", resp.Proto, m.proto())
+		}
+		want := []string{"GetConn", "ConnectStart", "ConnectDone", "TLSHandshakeStart", "TLSHandshakeDone:" + m.alpn(), "GotConn:new",
+			"WroteHeaders", "WroteRequest", "GotFirstResponseByte"}
+		if !slices.Equal(rec.events, want) {
+			t.Fatalf("events\n got %v\nwant %v", rec.events, want)
+		}
+		if resp.Timings.TLS <= 0 {
+			t.Errorf("no TLS time: %+v", resp.Timings)
+		}
+	})
 }
 
 // TestResumptionAfterHelloRetryRequest: a server that prefers a group the

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // TestUncleanTLSCloseF10 (RELIABILITY.md F-10): over TLS, a
@@ -19,8 +21,8 @@ import (
 // first); the same body ended by close_notify is complete, and so is a
 // Content-Length body whose server then closes uncleanly.
 func TestUncleanTLSCloseF10(t *testing.T) {
-	cert, roots := localhostCert(t)
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+	cert := testpeer.Localhost(t)
+	roots, cfg := cert.Roots, cert.ServerConfig("http/1.1")
 	for _, tc := range []struct {
 		name    string
 		head    string
@@ -90,16 +92,17 @@ func portOf(a net.Addr) string {
 // and then answers in HTTP/1.1 fails the request with an error at once;
 // nothing hangs and the connection is not kept.
 func TestALPNh2ButHTTP1(t *testing.T) {
-	cert, roots := localhostCert(t)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+	cert := testpeer.Localhost(t)
+	roots := cert.Roots
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cert.ServerConfig("h2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveConns(t, ln, func(c net.Conn) {
+	testpeer.Serve(t, ln, testpeer.Handle(func(c net.Conn) {
 		c.(*tls.Conn).Handshake()
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		io.Copy(io.Discard, c) // until the client gives up
-	})
+	}))
 	s := &Session{RootCAs: roots}
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -278,7 +278,7 @@ func BenchmarkNetHTTPRoundTrip(b *testing.B) {
 	s := cannedServer(b, smallResp)
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	req, _ := http.NewRequest("GET", "http://"+s.ln.Addr().String()+"/", nil)
+	req, _ := http.NewRequest("GET", "http://"+s.Addr+"/", nil)
 	buf := make([]byte, 512)
 	b.ReportAllocs()
 	for b.Loop() {

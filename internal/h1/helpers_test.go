@@ -8,9 +8,10 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // scriptConn is an in-memory net.Conn: reads return the script in pieces of
@@ -127,58 +128,20 @@ func runScript(response []byte, chunk, rsize int, cfg *Config, req *Request) out
 }
 
 // server is a scripted HTTP/1.1 peer on 127.0.0.1.
-type server struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns []net.Conn
-}
+type server struct{ *testpeer.Server }
 
 // newServer calls handle for every accepted connection on its own
 // goroutine; the test's cleanup closes everything and waits.
 func newServer(t testing.TB, handle func(c net.Conn)) *server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{ln: ln}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				handle(c)
-			}()
-		}
-	}()
-	t.Cleanup(s.close)
-	return s
-}
-
-func (s *server) close() {
-	s.ln.Close()
-	s.mu.Lock()
-	for _, c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	s := testpeer.Listen(t, testpeer.Handle(handle))
+	t.Cleanup(s.CloseConns)
+	return &server{s}
 }
 
 func (s *server) dial(t testing.TB, cfg *Config) *Conn {
 	t.Helper()
-	nc, err := net.Dial("tcp", s.ln.Addr().String())
+	nc, err := net.Dial("tcp", s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -11,32 +12,35 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
+// newFastPeer is the HTTP/2 server of the benchmarks: it answers every
+// request with :status 200 and body bytes of 'x', and announces 1000
+// concurrent streams, a stream window of 1 MiB and a connection window of
+// 1 GiB.
+func newFastPeer(body int) *testpeer.H2Server {
+	return &testpeer.H2Server{
+		Settings: []testpeer.H2Setting{
+			{ID: testpeer.H2MaxConcurrentStreams, Val: 1000},
+			{ID: testpeer.H2InitialWindowSize, Val: 1 << 20},
+		},
+		ConnWindow: 1 << 30,
+		Body:       bytes.Repeat([]byte{'x'}, body),
+	}
+}
+
 // loopback starts fp on a 127.0.0.1 listener and returns a ClientConn to it.
-func loopback(tb testing.TB, fp *fastPeer, cfg *Config) *ClientConn {
+func loopback(tb testing.TB, fp *testpeer.H2Server, cfg *Config) *ClientConn {
 	cc, _ := loopbackCounted(tb, fp, cfg)
 	return cc
 }
 
 // loopbackCounted is loopback that also counts the client's write calls.
-func loopbackCounted(tb testing.TB, fp *fastPeer, cfg *Config) (*ClientConn, *writeCounter) {
+func loopbackCounted(tb testing.TB, fp *testpeer.H2Server, cfg *Config) (*ClientConn, *writeCounter) {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c, err := ln.Accept()
-		ln.Close()
-		if err == nil {
-			fp.serve(c)
-		}
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
+	srv := fp.Listen(tb)
+	nc, err := net.Dial("tcp", srv.Addr)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,10 +49,7 @@ func loopbackCounted(tb testing.TB, fp *fastPeer, cfg *Config) (*ClientConn, *wr
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		cc.Close()
-		wg.Wait()
-	})
+	tb.Cleanup(func() { cc.Close() })
 	return cc, wc
 }
 
@@ -150,7 +151,7 @@ func TestSlowReadersBounded(t *testing.T) {
 		c, s := net.Pipe()
 		fp := newFastPeer(8 << 20)
 		done := make(chan struct{})
-		go func() { fp.serve(s); close(done) }()
+		go func() { fp.ServeConn(s); close(done) }()
 		cfg := chromeConfig()
 		cc, err := NewClientConn(c, cfg)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // P-12: bytes sent with the 200 in one write start the tunnel stream.
@@ -352,13 +353,14 @@ func TestDialFailureKeepsCause(t *testing.T) {
 // P-11: TLS to an https:// proxy verifies the proxy's name; through it, TLS to
 // the origin works (TLS in TLS).
 func TestHTTPSProxy(t *testing.T) {
-	proxyCert, proxyPool := newCert(t, "proxy.test")
-	originCert, originPool := newCert(t, "origin.test")
+	proxyCert := testpeer.NewCert(t, "proxy.test")
+	originCert := testpeer.NewCert(t, "origin.test")
+	proxyPool, originPool := proxyCert.Roots, originCert.Roots
 
-	origin := serveOn(t, tlsListen(t, originCert), func(c net.Conn) error {
+	origin := serveOn(t, tlsListen(t, originCert.TLS()), func(c net.Conn) error {
 		return echo(c)
 	})
-	ln := tlsListen(t, proxyCert)
+	ln := tlsListen(t, proxyCert.TLS())
 	srv := serveOn(t, ln, func(c net.Conn) error {
 		if c.(*tls.Conn).Handshake() != nil {
 			return nil // the wrong-SNI client rejects the certificate

@@ -3,80 +3,39 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
-// fakeServer is a scripted peer on 127.0.0.1: every accepted connection runs
-// script, then is closed. Cleanup closes the listener and waits for every
-// connection's script to return.
-type fakeServer struct {
-	Addr  string
-	Conns atomic.Int32
-	ln    net.Listener
-	wg    sync.WaitGroup
-	errs  chan error
-}
-
-func serve(t testing.TB, script func(c net.Conn) error) *fakeServer {
+// serve runs script on every connection to a new listener on 127.0.0.1,
+// each exchange bounded in time; the test's end waits for every script and
+// reports their errors.
+func serve(t testing.TB, script func(c net.Conn) error) *testpeer.Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serveOn(t, ln, script)
+	return testpeer.Listen(t, bounded(script))
 }
 
-func serveOn(t testing.TB, ln net.Listener, script func(c net.Conn) error) *fakeServer {
-	s := &fakeServer{Addr: ln.Addr().String(), ln: ln, errs: make(chan error, 1000)}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.Conns.Add(1)
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				// Bound every scripted exchange in time.
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				if err := script(c); err != nil {
-					select {
-					case s.errs <- err:
-					default:
-					}
-				}
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		s.wg.Wait()
-		close(s.errs)
-		for err := range s.errs {
-			t.Errorf("fake server: %v", err)
-		}
-	})
-	return s
+// serveOn is serve on ln.
+func serveOn(t testing.TB, ln net.Listener, script func(c net.Conn) error) *testpeer.Server {
+	return testpeer.Serve(t, ln, bounded(script))
+}
+
+// bounded bounds every scripted exchange in time.
+func bounded(script func(c net.Conn) error) func(c net.Conn) error {
+	return func(c net.Conn) error {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		return script(c)
+	}
 }
 
 // readHead reads an HTTP head (through the blank line) byte by byte, so that
@@ -167,44 +126,6 @@ func roundTrip(t testing.TB, c net.Conn, msg string) {
 	if string(got) != msg {
 		t.Fatalf("tunnel echoed %q, want %q", got, msg)
 	}
-}
-
-// newCert makes a self-signed CA-capable certificate for names (DNS names or
-// IP addresses) and returns it with a pool that trusts it.
-func newCert(t testing.TB, names ...string) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: names[0]},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
 // tlsFunc returns a Dialer.TLS that verifies against pool.

@@ -1,7 +1,19 @@
-// Package testpeer finds the real programs (nginx, squid, chromium, ...) that
-// integration tests run as peers on loopback.
+// Package testpeer holds the peers tests talk to, and the certificates
+// they present. It is imported by tests only.
 //
-// A test that needs a peer calls Need. When the program is not installed the
+//   - Certificates: one test CA (SharedCA) issues every server certificate
+//     (Localhost, NewCert); Cert gives a tls.Config for servers, Roots for
+//     clients and PEM files for daemons. NewCA makes another CA, for tests
+//     that need a chain refused.
+//   - Scripted peers: Listen, ListenTLS and Serve run a script on every
+//     connection a loopback listener accepts, and wait for the scripts when
+//     the test ends.
+//   - H2Server: a minimal, allocation-free HTTP/2 server for benchmarks and
+//     allocation budgets.
+//   - Real programs (nginx, squid, dante, nghttpd, chromium, ...): Need finds
+//     them, and Nginx, Squid, Dante and StartDaemon run them.
+//
+// A test that needs a real program calls Need. When the program is not installed the
 // test is skipped with a message naming the Debian package, unless the
 // environment variable GUISE_REQUIRE_PEERS is set to 1 (as .ci/run does), in
 // which case the test fails: CI never passes by skipping.

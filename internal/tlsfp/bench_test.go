@@ -70,7 +70,7 @@ func BenchmarkBuild(b *testing.B) {
 func BenchmarkHandshake(b *testing.B) {
 	s := newServer(b, nil)
 	p := lookup(b, "chrome")
-	pool := testCerts(b).pool
+	pool := testCerts(b).Roots
 	b.Run("tlsfp", func(b *testing.B) {
 		cfg := &Config{Profile: p, RootCAs: pool}
 		b.ReportAllocs()

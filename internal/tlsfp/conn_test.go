@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // serverHelloRecord captures the first record a crypto/tls server sends
@@ -16,7 +18,7 @@ func serverHelloRecord(t testing.TB, hello []byte, groups []tls.CurveID) []byte 
 	t.Helper()
 	a, b := net.Pipe()
 	defer a.Close()
-	cfg := &tls.Config{Certificates: []tls.Certificate{testCerts(t).leaf}, CurvePreferences: groups}
+	cfg := &tls.Config{Certificates: []tls.Certificate{testCerts(t).TLS()}, CurvePreferences: groups}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -123,7 +125,7 @@ func TestConnReadTellsUncleanClose(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		addr := fakeServer(t, func(c net.Conn, hello []byte) {
 			tc := tls.Server(&prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(hello), c)},
-				&tls.Config{Certificates: []tls.Certificate{pki.leaf}})
+				&tls.Config{Certificates: []tls.Certificate{pki.TLS()}})
 			if err := tc.Handshake(); err != nil {
 				return
 			}
@@ -173,7 +175,7 @@ func TestSmallRecordsAreNoFlood(t *testing.T) {
 	pki := testCerts(t)
 	addr := fakeServer(t, func(c net.Conn, hello []byte) {
 		tc := tls.Server(&prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(hello), c)},
-			&tls.Config{Certificates: []tls.Certificate{pki.leaf}})
+			&tls.Config{Certificates: []tls.Certificate{pki.TLS()}})
 		if err := tc.Handshake(); err != nil {
 			return
 		}
@@ -250,7 +252,7 @@ func TestUncleanCloseThroughTunnel(t *testing.T) {
 	} {
 		addr := fakeServer(t, func(c net.Conn, hello []byte) {
 			s := tls.Server(&prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(hello), c)},
-				&tls.Config{Certificates: []tls.Certificate{pki.leaf}})
+				&tls.Config{Certificates: []tls.Certificate{pki.TLS()}})
 			if err := s.Handshake(); err != nil {
 				return
 			}
@@ -284,9 +286,9 @@ func dialTCP(t *testing.T, addr string) net.Conn {
 
 // chromeOver runs the chrome profile's handshake for fp.test over nc,
 // trusting pki.
-func chromeOver(t *testing.T, nc net.Conn, pki *testPKI) net.Conn {
+func chromeOver(t *testing.T, nc net.Conn, pki *testpeer.Cert) net.Conn {
 	t.Helper()
-	c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+	c, _, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.Roots})
 	if err != nil {
 		t.Fatal(err)
 	}

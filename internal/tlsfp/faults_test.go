@@ -2,38 +2,28 @@ package tlsfp
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // TestExpiredCertificate is RELIABILITY T-03's expired case.
 func TestExpiredCertificate(t *testing.T) {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "fp.test"}, DNSNames: []string{"fp.test"},
-		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	tmpl := testpeer.Template("fp.test")
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour)
+	cert, err := testpeer.SharedCA(t).Issue(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	s := newServer(t, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
-	_, _, err = dial(t, s, "fp.test", &Config{Profile: lookup(t, "firefox"), RootCAs: pool})
+	s := newServer(t, cert.ServerConfig())
+	_, _, err = dial(t, s, "fp.test", &Config{Profile: lookup(t, "firefox"), RootCAs: cert.Roots})
 	var ci x509.CertificateInvalidError
 	var ce *CertificateError
 	if !errors.As(err, &ce) || !errors.As(err, &ci) || ci.Reason != x509.Expired {

@@ -31,7 +31,7 @@ func TestCertificateErrors(t *testing.T) {
 	}
 
 	// Wrong name.
-	_, _, err = dial(t, s, "other.test", &Config{Profile: p, RootCAs: testCerts(t).pool})
+	_, _, err = dial(t, s, "other.test", &Config{Profile: p, RootCAs: testCerts(t).Roots})
 	var hn x509.HostnameError
 	if !errors.As(err, &ce) || !errors.As(err, &hn) {
 		t.Errorf("wrong name: %v; want x509.HostnameError", err)
@@ -42,7 +42,7 @@ func TestCertificateErrors(t *testing.T) {
 		t.Errorf("InsecureSkipVerify: %v", err)
 	}
 	// An IP address is verified against the IP SAN.
-	if _, _, err := dial(t, s, "127.0.0.1", &Config{Profile: p, RootCAs: testCerts(t).pool}); err != nil {
+	if _, _, err := dial(t, s, "127.0.0.1", &Config{Profile: p, RootCAs: testCerts(t).Roots}); err != nil {
 		t.Errorf("IP address: %v", err)
 	}
 }
@@ -251,7 +251,7 @@ func TestResumption(t *testing.T) {
 	}{{"chrome", true}, {"firefox", false}} {
 		prof := lookup(t, p.name)
 		cache := NewSessionCache()
-		cfg := &Config{Profile: prof, RootCAs: pki.pool, Sessions: cache}
+		cfg := &Config{Profile: prof, RootCAs: pki.Roots, Sessions: cache}
 		st, rec, err := dial(t, s, "fp.test", cfg)
 		if err != nil || st.Resumed {
 			t.Fatalf("%s: first handshake: %v resumed=%v", p.name, err, st.Resumed)
@@ -300,18 +300,18 @@ func TestResumption(t *testing.T) {
 
 	// Other verification settings or another profile never get the ticket.
 	cache := NewSessionCache()
-	base := &Config{Profile: chrome, RootCAs: pki.pool, Sessions: cache}
+	base := &Config{Profile: chrome, RootCAs: pki.Roots, Sessions: cache}
 	if _, _, err := dial(t, s, "fp.test", base); err != nil {
 		t.Fatal(err)
 	}
 	otherRoots := x509.NewCertPool()
-	otherRoots.AppendCertsFromPEM(pki.caPEM)
+	otherRoots.AppendCertsFromPEM(pki.CAPEM)
 	for name, cfg := range map[string]*Config{
 		"other roots":   {Profile: chrome, RootCAs: otherRoots, Sessions: cache},
-		"other profile": {Profile: firefox, RootCAs: pki.pool, Sessions: cache},
+		"other profile": {Profile: firefox, RootCAs: pki.Roots, Sessions: cache},
 		"insecure":      {Profile: chrome, InsecureSkipVerify: true, Sessions: cache},
-		"other alpn":    {Profile: chrome, RootCAs: pki.pool, Sessions: cache, ALPN: []string{"http/1.1"}},
-		"no cache":      {Profile: chrome, RootCAs: pki.pool},
+		"other alpn":    {Profile: chrome, RootCAs: pki.Roots, Sessions: cache, ALPN: []string{"http/1.1"}},
+		"no cache":      {Profile: chrome, RootCAs: pki.Roots},
 	} {
 		st, rec, err := dial(t, s, "fp.test", cfg)
 		if err != nil {
@@ -336,7 +336,7 @@ func TestResumption(t *testing.T) {
 func TestTicketSingleUse(t *testing.T) {
 	s := newServer(t, &tls.Config{})
 	cache := NewSessionCache()
-	cfg := &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).pool, Sessions: cache}
+	cfg := &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).Roots, Sessions: cache}
 	if _, _, err := dial(t, s, "fp.test", cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestResumptionHTTP1Derived(t *testing.T) {
 	s := newServer(t, &tls.Config{NextProtos: []string{"http/1.1"}})
 	for _, name := range []string{"chrome", "firefox"} {
 		p := lookup(t, name)
-		cfg := &Config{Profile: p, RootCAs: testCerts(t).pool, Sessions: NewSessionCache(), ALPN: []string{"http/1.1"}}
+		cfg := &Config{Profile: p, RootCAs: testCerts(t).Roots, Sessions: NewSessionCache(), ALPN: []string{"http/1.1"}}
 		if _, _, err := dial(t, s, "fp.test", cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +407,7 @@ func TestResumptionHTTP1Derived(t *testing.T) {
 func TestResumptionTLS12(t *testing.T) {
 	s := newServer(t, &tls.Config{MaxVersion: tls.VersionTLS12})
 	cache := NewSessionCache()
-	cfg := &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).pool, Sessions: cache}
+	cfg := &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).Roots, Sessions: cache}
 	if st, _, err := dial(t, s, "fp.test", cfg); err != nil || st.Version != tls.VersionTLS12 {
 		t.Fatalf("first: %v %+v", err, st)
 	}

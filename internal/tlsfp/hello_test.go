@@ -122,7 +122,7 @@ func TestHelloMatchesRecording(t *testing.T) {
 			_, l := echShapeOf(must(want.ext(extECH)))
 			echLens = []int{l}
 		}
-		st, rec, err := dial(t, s, "fp.test", &Config{Profile: p, RootCAs: testCerts(t).pool})
+		st, rec, err := dial(t, s, "fp.test", &Config{Profile: p, RootCAs: testCerts(t).Roots})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -130,7 +130,7 @@ func TestHelloMatchesRecording(t *testing.T) {
 		if !bytes.Equal(rec[:3], p.TLS.Hello[:3]) {
 			t.Errorf("%s: record header %x, want %x", name, rec[:3], p.TLS.Hello[:3])
 		}
-		if st.Version != tls.VersionTLS13 || st.ALPN != "h2" || st.Group != X25519MLKEM768 || st.Resumed || len(st.PeerCertificates) != 1 {
+		if st.Version != tls.VersionTLS13 || st.ALPN != "h2" || st.Group != X25519MLKEM768 || st.Resumed || len(st.PeerCertificates) != len(testCerts(t).Chain) {
 			t.Errorf("%s: state %+v", name, st)
 		}
 	}

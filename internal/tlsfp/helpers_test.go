@@ -3,18 +3,11 @@ package tlsfp
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	mrand "math/rand/v2"
 	"net"
 	"sort"
@@ -22,65 +15,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guise-http/guise/internal/testpeer"
 	"github.com/guise-http/guise/profile"
 	utls "github.com/refraction-networking/utls"
 )
 
-// testPKI is a CA and a leaf for "fp.test" and 127.0.0.1.
-type testPKI struct {
-	pool    *x509.CertPool
-	leaf    tls.Certificate
-	caPEM   []byte
-	certPEM []byte
-	keyPEM  []byte
-}
-
+// pki is testpeer's certificate for "fp.test" and 127.0.0.1, set by
+// testCerts.
 var (
 	pkiOnce sync.Once
-	pki     *testPKI
+	pki     *testpeer.Cert
 )
 
-func testCerts(t testing.TB) *testPKI {
+func testCerts(t testing.TB) *testpeer.Cert {
 	t.Helper()
-	pkiOnce.Do(func() {
-		caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		caTmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "guise test CA"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-		}
-		caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-		if err != nil {
-			panic(err)
-		}
-		ca, _ := x509.ParseCertificate(caDER)
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "fp.test"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			DNSNames: []string{"fp.test"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			panic(err)
-		}
-		pool := x509.NewCertPool()
-		pool.AddCert(ca)
-		keyDER, _ := x509.MarshalECPrivateKey(key)
-		pki = &testPKI{
-			pool:    pool,
-			leaf:    tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
-			caPEM:   pemBlock("CERTIFICATE", caDER),
-			certPEM: pemBlock("CERTIFICATE", der),
-			keyPEM:  pemBlock("EC PRIVATE KEY", keyDER),
-		}
-	})
+	pkiOnce.Do(func() { pki = testpeer.NewCert(t, "fp.test", "127.0.0.1") })
 	return pki
-}
-
-func pemBlock(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 }
 
 // server is a crypto/tls server on 127.0.0.1 that records the raw first
@@ -105,7 +55,7 @@ func newServer(t testing.TB, cfg *tls.Config) *server {
 		cfg = &tls.Config{}
 	}
 	if len(cfg.Certificates) == 0 {
-		cfg.Certificates = []tls.Certificate{testCerts(t).leaf}
+		cfg.Certificates = []tls.Certificate{testCerts(t).TLS()}
 	}
 	if cfg.NextProtos == nil {
 		cfg.NextProtos = []string{"h2", "http/1.1"}

@@ -62,7 +62,7 @@ func TestJA4VariantsMatchRecordings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := &Config{Profile: p, RootCAs: testCerts(t).pool, Sessions: NewSessionCache()}
+		cfg := &Config{Profile: p, RootCAs: testCerts(t).Roots, Sessions: NewSessionCache()}
 		if _, _, err := dial(t, s, "fp.test", cfg); err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func TestServerPicksAnyOfferedGroup(t *testing.T) {
 	for _, g := range []tls.CurveID{tls.X25519MLKEM768, tls.X25519, tls.CurveP256, tls.CurveP384} {
 		s := newServer(t, &tls.Config{CurvePreferences: []tls.CurveID{g}})
 		for _, name := range []string{"chrome", "firefox"} {
-			st, _, err := dial(t, s, "fp.test", &Config{Profile: lookup(t, name), RootCAs: testCerts(t).pool})
+			st, _, err := dial(t, s, "fp.test", &Config{Profile: lookup(t, name), RootCAs: testCerts(t).Roots})
 			if err != nil {
 				t.Errorf("%s, server wants %v: %v", name, g, err)
 				continue
@@ -105,7 +105,7 @@ func TestFlightInOneWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	wc := &writeCounter{Conn: nc}
-	c, st, err := Handshake(context.Background(), wc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).pool})
+	c, st, err := Handshake(context.Background(), wc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).Roots})
 	<-s.hellos
 	if err != nil {
 		t.Fatal(err)

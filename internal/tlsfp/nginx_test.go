@@ -8,8 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,12 +19,7 @@ import (
 func startNginx(t *testing.T) string {
 	testpeer.Need(t, "nginx", "nginx-light")
 	dir := testpeer.Dir(t)
-	pki := testCerts(t)
-	for name, b := range map[string][]byte{"cert.pem": pki.certPEM, "key.pem": pki.keyPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testCerts(t).WriteFiles(t, dir)
 	addr := "127.0.0.1:" + testpeer.FreePort(t)
 	testpeer.Nginx(t, dir, fmt.Sprintf(`server {
     listen %[2]s ssl http2;
@@ -44,7 +37,7 @@ func TestNginx(t *testing.T) {
 	pki := testCerts(t)
 	for _, name := range []string{"chrome", "firefox"} {
 		cache := NewSessionCache()
-		cfg := &Config{Profile: lookup(t, name), RootCAs: pki.pool, Sessions: cache, ALPN: []string{"http/1.1"}}
+		cfg := &Config{Profile: lookup(t, name), RootCAs: pki.Roots, Sessions: cache, ALPN: []string{"http/1.1"}}
 		for i, wantResumed := range []bool{false, true} {
 			nc, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -78,7 +71,7 @@ func TestNginx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, st, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.pool})
+	c, st, err := Handshake(context.Background(), nc, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: pki.Roots})
 	if err != nil || st.ALPN != "h2" || st.Group != X25519 && st.Group != X25519MLKEM768 {
 		t.Errorf("h2 offer: %v %+v", err, st)
 	}

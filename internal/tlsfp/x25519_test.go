@@ -98,7 +98,7 @@ func TestEveryProfileEveryGroup(t *testing.T) {
 			if !supportsGroup(tpl, utls.CurveID(g)) {
 				continue
 			}
-			st, _, err := dial(t, s, "fp.test", &Config{Profile: p, RootCAs: testCerts(t).pool})
+			st, _, err := dial(t, s, "fp.test", &Config{Profile: p, RootCAs: testCerts(t).Roots})
 			if err != nil {
 				t.Errorf("%s, server wants %v: %v", name, g, err)
 				continue

@@ -14,7 +14,11 @@ import (
 	"github.com/guise-http/guise/fields"
 )
 
-// B5 rows H2-12 .. H2-22 of RELIABILITY.md.
+// How the connection answers the peer's control of it: PUSH_PROMISE,
+// GOAWAY, refused and reset streams, a low concurrency limit, PING health
+// checks, control-frame floods, unknown frames, padding, request checks and
+// write timeouts. Each TestH2_nn is a row of RELIABILITY.md (H2-12 ..
+// H2-22), named after it.
 
 func TestH2_12PushPromise(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

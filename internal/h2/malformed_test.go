@@ -9,7 +9,11 @@ import (
 	"testing/synctest"
 )
 
-// B5 rows H2-01 .. H2-11 of RELIABILITY.md.
+// A peer that breaks HTTP/2's framing rules or exceeds its limits:
+// CONTINUATION floods, oversized header lists and frames, bad SETTINGS,
+// window overflows, DATA out of place, malformed trailers and response
+// headers. Each test is a row of RELIABILITY.md (H2-01 .. H2-11), named
+// after it.
 
 func TestH2_01ContinuationFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
