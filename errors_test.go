@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/testpeer"
 	"golang.org/x/net/http2"
 )
 
@@ -34,12 +35,10 @@ func wantGuiseError(t *testing.T, err error) *Error {
 // stream, with REFUSED_STREAM, which guise retries once and then returns.
 func TestStreamErrorReachesCaller(t *testing.T) {
 	t.Run("internal", func(t *testing.T) {
-		origin, roots := h2Origin(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		o := newOrigin(t, modeH2, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 			panic(http.ErrAbortHandler)
 		}))
-		s := &Session{RootCAs: roots}
-		defer s.Close()
-		_, err := s.Get(context.Background(), origin.URL+"/")
+		_, err := o.session(t, nil).Get(context.Background(), o.URL+"/")
 		wantGuiseError(t, err)
 		var se StreamError
 		if !errors.As(err, &se) || se.Code != ErrCodeInternal || se.StreamID == 0 || se.Cause != nil {
@@ -50,9 +49,8 @@ func TestStreamErrorReachesCaller(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		cert, roots := localhostCert(t)
-		srv := newRefusingH2(t, cert)
-		s := &Session{RootCAs: roots}
+		srv := newRefusingH2(t)
+		s := &Session{RootCAs: testpeer.Localhost(t).Roots}
 		defer s.Close()
 		_, err := s.Get(context.Background(), "https://localhost:"+portOf(srv.ln.Addr())+"/")
 		wantGuiseError(t, err)
@@ -66,12 +64,8 @@ func TestStreamErrorReachesCaller(t *testing.T) {
 // TestGoAwayErrorReachesCaller: a server that answers each request with
 // GOAWAY(ENHANCE_YOUR_CALM, last stream 0) and closes.
 func TestGoAwayErrorReachesCaller(t *testing.T) {
-	cert, roots := localhostCert(t)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveConns(t, ln, func(c net.Conn) {
+	cert := testpeer.Localhost(t)
+	srv := testpeer.ListenTLS(t, testpeer.Handle(func(c net.Conn) {
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
 			return
@@ -90,10 +84,10 @@ func TestGoAwayErrorReachesCaller(t *testing.T) {
 				return
 			}
 		}
-	})
-	s := &Session{RootCAs: roots}
+	}), "h2")
+	s := &Session{RootCAs: cert.Roots}
 	defer s.Close()
-	_, err = s.Get(context.Background(), "https://localhost:"+portOf(ln.Addr())+"/")
+	_, err := s.Get(context.Background(), "https://"+srv.Addr+"/")
 	wantGuiseError(t, err)
 	var ga GoAwayError
 	if !errors.As(err, &ga) || ga.Code != ErrCodeEnhanceYourCalm || ga.LastStreamID != 0 || ga.DebugData != "calm down" {
@@ -108,18 +102,14 @@ func TestGoAwayErrorReachesCaller(t *testing.T) {
 // TestAlertErrorReachesCaller: a TLS server that shares no application
 // protocol with the profile's offer sends no_application_protocol.
 func TestAlertErrorReachesCaller(t *testing.T) {
-	cert, roots := localhostCert(t)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"x-none"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveConns(t, ln, func(c net.Conn) {
+	cert := testpeer.Localhost(t)
+	srv := testpeer.ListenTLS(t, testpeer.Handle(func(c net.Conn) {
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		c.(*tls.Conn).Handshake()
-	})
-	s := &Session{RootCAs: roots}
+	}), "x-none")
+	s := &Session{RootCAs: cert.Roots}
 	defer s.Close()
-	_, err = s.Get(context.Background(), "https://localhost:"+portOf(ln.Addr())+"/")
+	_, err := s.Get(context.Background(), "https://"+srv.Addr+"/")
 	wantGuiseError(t, err)
 	var ae *AlertError
 	var he *HandshakeError
@@ -133,11 +123,7 @@ func TestAlertErrorReachesCaller(t *testing.T) {
 
 // TestProxyAuthRequiredReachesCaller: a CONNECT proxy that answers 407.
 func TestProxyAuthRequiredReachesCaller(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveConns(t, ln, func(c net.Conn) {
+	srv := testpeer.Listen(t, testpeer.Handle(func(c net.Conn) {
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		br := bufio.NewReader(c)
 		for {
@@ -150,10 +136,10 @@ func TestProxyAuthRequiredReachesCaller(t *testing.T) {
 			}
 		}
 		io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\nContent-Length: 0\r\n\r\n")
-	})
-	s := &Session{Proxy: "http://" + ln.Addr().String()}
+	}))
+	s := &Session{Proxy: "http://" + srv.Addr}
 	defer s.Close()
-	_, err = s.Get(context.Background(), "https://origin.test/")
+	_, err := s.Get(context.Background(), "https://origin.test/")
 	wantGuiseError(t, err)
 	var pse *ProxyStatusError
 	if !errors.As(err, &pse) || pse.StatusCode != 407 || !errors.Is(err, ErrProxyAuthRequired) {
@@ -168,12 +154,10 @@ func TestProxyAuthRequiredReachesCaller(t *testing.T) {
 // (a te field other than "trailers") is refused before anything is sent,
 // and matches ErrRefusedToSend as an HTTP/1.1 refusal does.
 func TestRefusedToSendInEveryProtocol(t *testing.T) {
-	origin, roots := h2Origin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := newOrigin(t, modeH2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("the server got %s %s", r.Method, r.URL)
 	}))
-	s := &Session{RootCAs: roots}
-	defer s.Close()
-	_, err := s.Do(context.Background(), &Request{URL: origin.URL + "/", Header: Header{{Name: "te", Value: "gzip"}}})
+	_, err := o.session(t, nil).Do(context.Background(), &Request{URL: o.URL + "/", Header: Header{{Name: "te", Value: "gzip"}}})
 	wantGuiseError(t, err)
 	if !errors.Is(err, ErrRefusedToSend) || !errors.Is(err, h2.ErrRefusedToSend) {
 		t.Fatalf("err = %v, want one matching ErrRefusedToSend", err)

@@ -49,7 +49,7 @@ func TestAlertDuringHandshake(t *testing.T) {
 // no_application_protocol during the handshake.
 func TestAlertFromServer(t *testing.T) {
 	s := newServer(t, &tls.Config{NextProtos: []string{"x-none"}})
-	_, _, err := dial(t, s, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).pool})
+	_, _, err := dial(t, s, "fp.test", &Config{Profile: lookup(t, "chrome"), RootCAs: testCerts(t).Roots})
 	var ae *AlertError
 	if !errors.As(err, &ae) || ae.Alert != AlertNoApplicationProtocol {
 		t.Fatalf("got %v, want *AlertError{no application protocol}", err)
