@@ -19,6 +19,9 @@ type responseBody struct {
 	op, url string
 	timeout bool
 	done    bool
+	// session is the Session the response came from, held so that a
+	// Session the program dropped is not closed under its body.
+	session *Session
 }
 
 // readerOnly hides every method of r but Read.
@@ -68,6 +71,7 @@ func (b *responseBody) Close() error {
 func (b *responseBody) finish(err error) error {
 	if !b.done {
 		b.done = true
+		b.session = nil // its connection is back: the Session may go
 		if b.cancel != nil {
 			defer b.cancel()
 		}

@@ -72,7 +72,8 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 // The zero value is ready to use, with profile.Default. Fields are read at
 // the first request and must not change afterwards. A Session is safe for
 // concurrent use. A Session dropped without Close is closed by a cleanup when
-// garbage-collected.
+// garbage-collected: not while a call of it runs, nor while a response body
+// of it is unread and open.
 type Session struct {
 	// Profile names the browser to look like (see profile.Names); ""
 	// means the Transport's Profile, or profile.Default.
@@ -174,7 +175,14 @@ func (s *Session) Do(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
-	return do(ctx, ts, req, &o, pick(req.Timeout, s.Timeout), &ch)
+	resp, err := do(ctx, ts, req, &o, pick(req.Timeout, s.Timeout), &ch)
+	if err == nil {
+		// The body keeps s, and so its connections, from the cleanup of
+		// a forgotten Session until the body is done with.
+		resp.body.session = s
+	}
+	runtime.KeepAlive(s)
+	return resp, err
 }
 
 // chain starts the redirect state of one call.
