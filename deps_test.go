@@ -8,7 +8,8 @@ import (
 
 // TestImportDirection pins the dependency rules of DESIGN.md: no internal
 // package imports the root; h1 and h2 import neither each other nor tlsfp or
-// pool; profile does not import uTLS; only internal/tlsfp imports uTLS.
+// pool; reqhead imports none of them; profile imports neither uTLS nor an
+// internal package; only internal/tlsfp imports uTLS.
 func TestImportDirection(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go tool not in PATH")
@@ -23,6 +24,8 @@ func TestImportDirection(t *testing.T) {
 		mod + "/internal/h1": {mod + "/internal/h2", mod + "/internal/tlsfp", mod + "/internal/pool"},
 		mod + "/internal/h2": {mod + "/internal/h1", mod + "/internal/tlsfp", mod + "/internal/pool"},
 		mod + "/profile":     {utls},
+		// reqhead assembles headers from profile data alone.
+		mod + "/internal/reqhead": {mod + "/internal/h1", mod + "/internal/h2", mod + "/internal/tlsfp", mod + "/internal/pool", utls},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
@@ -32,6 +35,9 @@ func TestImportDirection(t *testing.T) {
 		for _, imp := range strings.Split(imports, ",") {
 			if imp == "" {
 				continue
+			}
+			if pkg == mod+"/profile" && strings.HasPrefix(imp, mod+"/internal/") {
+				t.Errorf("profile imports %s; it must stay a leaf", imp)
 			}
 			if strings.HasPrefix(pkg, mod+"/internal/") && imp == mod {
 				t.Errorf("%s imports the root package", pkg)

@@ -15,6 +15,7 @@ import (
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -97,12 +98,13 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 				ex = append(ex, fields.Field{Name: "Proxy-Authorization", Value: c.auth})
 			}
 		}
-		hl := bodyLength(method, b.length)
-		if host, blk, ok := o.profile.headBlock(req.Kind, req.Header, ex, hl, req.nav()); ok {
+		hr := reqhead.Request{Proto: profile.HTTP1, Kind: req.Kind, Method: method, Header: req.Header, Extra: ex,
+			ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted}
+		if host, blk, ok := o.profile.headBlock(&hr); ok {
 			r.Header, r.HeaderBlock = append(r.Header[:0], host), blk
 		} else {
 			r.HeaderBlock = nil
-			r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.nav())
+			r.Header, err = o.profile.appendHeader(r.Header[:0], &hr)
 			if err != nil {
 				c.abandon()
 				return nil, err
@@ -184,8 +186,8 @@ func (st *transportState) roundTripH2(ctx context.Context, c *conn, req *Request
 		h2HeaderPool.Put(scratch)
 	}()
 	var err error
-	hl := bodyLength(req.method(), b.length)
-	r.Header, err = o.profile.headerFor(scratch[:0], protoH2, kind, req.Header, x, hl, bodyOrigin(u, hl), req.nav())
+	r.Header, err = o.profile.appendHeader(scratch[:0], &reqhead.Request{Proto: profile.H2, Kind: kind, Method: req.method(), Header: req.Header, Extra: x,
+		ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted})
 	if err != nil {
 		c.h2.CancelReservation()
 		c.abandon()
