@@ -13,6 +13,7 @@ import (
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -107,13 +108,14 @@ func (c *conn) roundTripH1(ctx context.Context, req *Request, u *parsedURL, b bo
 			ex = append(ex, fields.Field{Name: "Proxy-Authorization", Value: c.auth})
 		}
 	}
-	hl := bodyLength(method, b.length)
-	if host, blk, ok := o.profile.headBlock(req.Kind, req.Header, ex, hl, req.nav()); ok {
+	hr := reqhead.Request{Proto: profile.HTTP1, Kind: req.Kind, Method: method, Header: req.Header, Extra: ex,
+		ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted}
+	if host, blk, ok := o.profile.headBlock(&hr); ok {
 		r.Header, r.HeaderBlock = append(r.Header[:0], host), blk
 	} else {
 		var err error
 		r.HeaderBlock = nil
-		r.Header, err = o.profile.headerFor(r.Header[:0], protoH1, req.Kind, req.Header, ex, hl, bodyOrigin(u, hl), req.nav())
+		r.Header, err = o.profile.appendHeader(r.Header[:0], &hr)
 		if err != nil {
 			c.abandon()
 			return nil, 0, err
@@ -239,8 +241,8 @@ func (c *conn) roundTripH2(ctx context.Context, req *Request, u *parsedURL, b bo
 		h2HeaderPool.Put(scratch)
 	}()
 	var err error
-	hl := bodyLength(req.method(), b.length)
-	r.Header, err = o.profile.headerFor(scratch[:0], protoH2, kind, req.Header, x, hl, bodyOrigin(u, hl), req.nav())
+	r.Header, err = o.profile.appendHeader(scratch[:0], &reqhead.Request{Proto: profile.H2, Kind: kind, Method: req.method(), Header: req.Header, Extra: x,
+		ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted})
 	if err != nil {
 		if reserved {
 			c.h2.CancelReservation()
@@ -258,7 +260,7 @@ func (c *conn) roundTripH2(ctx context.Context, req *Request, u *parsedURL, b bo
 		c.abandon()
 		return nil, err
 	}
-	resp.h2 = hr
+	resp.trailer = &hr.Trailer
 	resp.StatusCode = hr.StatusCode
 	resp.Proto = "HTTP/2.0"
 	resp.Header = hr.Header

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -20,7 +21,7 @@ func TestEmptyBodyContentLength(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, proto := range []int{protoH1, protoH2} {
+		for _, proto := range []profile.Proto{profile.HTTP1, profile.H2} {
 			for _, tc := range []struct {
 				method string
 				kind   profile.RequestKind
@@ -33,23 +34,23 @@ func TestEmptyBodyContentLength(t *testing.T) {
 				{"GET", profile.Navigate, false, false},
 				{"DELETE", profile.Fetch, false, false},
 			} {
-				if !c.hdr[proto][tc.kind].present {
+				if c.p.HeaderSet(tc.kind, proto) == nil {
 					continue
 				}
-				hl := bodyLength(tc.method, 0)
-				h, err := c.headerFor(nil, proto, tc.kind, nil, fields.Header{{Name: "Host", Value: "fp.test"}}, hl, "https://fp.test", 0)
+				h, err := c.appendHeader(nil, &reqhead.Request{Proto: proto, Kind: tc.kind, Method: tc.method,
+					Extra: fields.Header{{Name: "Host", Value: "fp.test"}}, Origin: &testOrigin})
 				if err != nil {
 					t.Fatal(err)
 				}
 				cl, hasCL := h.Lookup("content-length")
 				if hasCL != tc.wantCL || hasCL && cl != "0" {
-					t.Errorf("%s %s %v %v: content-length %q (%v), want it %v", name, protoName(proto), tc.method, tc.kind, cl, hasCL, tc.wantCL)
+					t.Errorf("%s %s %v %v: content-length %q (%v), want it %v", name, proto, tc.method, tc.kind, cl, hasCL, tc.wantCL)
 				}
-				if !c.body[proto][tc.kind].present {
+				if c.p.BodyHeaderSet(tc.kind, proto) == nil {
 					continue // no recorded Content-Type default to keep or drop
 				}
 				if _, hasCT := h.Lookup("content-type"); hasCT != tc.wantCT {
-					t.Errorf("%s %s %v %v: content-type present %v, want %v", name, protoName(proto), tc.method, tc.kind, hasCT, tc.wantCT)
+					t.Errorf("%s %s %v %v: content-type present %v, want %v", name, proto, tc.method, tc.kind, hasCT, tc.wantCT)
 				}
 			}
 		}
@@ -81,3 +82,6 @@ func TestEmptyBodyOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// testOrigin is the request origin the header assembly tests give.
+var testOrigin = "https://fp.test"

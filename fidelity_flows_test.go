@@ -12,6 +12,7 @@ import (
 
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/fingerprint"
+	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -291,7 +292,7 @@ func TestBodyOrderMatchesRecordings(t *testing.T) {
 
 // TestBodyHeaderOrigin: Origin of a request with a body comes from its
 // Referer, else from the request's own origin when the caller of
-// headerFor knows it; a caller's Origin stands; a request without a body,
+// appendHeader knows it; a caller's Origin stands; a request without a body,
 // or of a kind with no body variant, gets none; Content-Length fills its
 // slot only for a known length.
 func TestBodyHeaderOrigin(t *testing.T) {
@@ -319,64 +320,51 @@ func TestBodyHeaderOrigin(t *testing.T) {
 		{"no body", profile.Fetch, nil, ref, 0, "https://b.example", "", "", false},
 		{"image", profile.Image, nil, ref, 3, "https://b.example", "", "3", false},
 	} {
-		for _, proto := range []int{protoH1, protoH2} {
-			h, err := c.headerFor(nil, proto, tc.kind, tc.user, tc.extra, tc.length, tc.origin, 0)
+		for _, proto := range []profile.Proto{profile.HTTP1, profile.H2} {
+			method := "POST"
+			if tc.length == 0 {
+				method = "GET"
+			}
+			h, err := c.appendHeader(nil, &reqhead.Request{Proto: proto, Kind: tc.kind, Method: method, Header: tc.user, Extra: tc.extra,
+				ContentLength: tc.length, Origin: &tc.origin})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if v := h.Get("origin"); v != tc.wantOrigin {
-				t.Errorf("%s/%s: origin %q, want %q", tc.name, protoName(proto), v, tc.wantOrigin)
+				t.Errorf("%s/%s: origin %q, want %q", tc.name, proto, v, tc.wantOrigin)
 			}
 			cl := h.Get("content-length")
-			if proto == protoH1 && tc.kind == profile.Image {
+			if proto == profile.HTTP1 && tc.kind == profile.Image {
 				cl = "3" // the h1 engine appends it
 			}
 			if cl != tc.wantLength {
-				t.Errorf("%s/%s: content-length %q, want %q", tc.name, protoName(proto), cl, tc.wantLength)
+				t.Errorf("%s/%s: content-length %q, want %q", tc.name, proto, cl, tc.wantLength)
 			}
 			if got := h.Has("cache-control"); got != tc.wantCacheCtl {
-				t.Errorf("%s/%s: cache-control %v, want %v", tc.name, protoName(proto), got, tc.wantCacheCtl)
+				t.Errorf("%s/%s: cache-control %v, want %v", tc.name, proto, got, tc.wantCacheCtl)
 			}
 		}
 	}
 }
 
-func TestOriginOf(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://a.example/x":        "https://a.example",
-		"HTTP://a.example:81?q":      "HTTP://a.example:81",
-		"https://a.example#f":        "https://a.example",
-		"https://a.example":          "https://a.example",
-		"https://u:p@a.example/":     "",
-		"https:///x":                 "",
-		"ftp://a.example/":           "",
-		"":                           "",
-		"/relative":                  "",
-		"https://[::1]:8443/a/b?c#d": "https://[::1]:8443",
-	} {
-		if got := originOf(in); got != want {
-			t.Errorf("originOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestBodyOrigin(t *testing.T) {
+// TestRequestOrigin: the origin the request path gives appendHeader is the
+// URL's scheme and authority as the Origin field serialises them (no
+// default port, host in lower case).
+func TestRequestOrigin(t *testing.T) {
 	for _, tc := range []struct {
-		url    string
-		length int64
-		want   string
+		url  string
+		want string
 	}{
-		{"https://Fp.Test:443/form", 3, "https://fp.test"},
-		{"https://fp.test:8443/form?q", -1, "https://fp.test:8443"},
-		{"http://[::1]:80/", 1, "http://[::1]"},
-		{"https://fp.test/", 0, ""},
+		{"https://Fp.Test:443/form", "https://fp.test"},
+		{"https://fp.test:8443/form?q", "https://fp.test:8443"},
+		{"http://[::1]:80/", "http://[::1]"},
 	} {
 		u, err := (&Request{URL: tc.url}).parse()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := bodyOrigin(u, tc.length); got != tc.want {
-			t.Errorf("bodyOrigin(%s, %d) = %q, want %q", tc.url, tc.length, got, tc.want)
+		if u.origin != tc.want {
+			t.Errorf("origin of %s = %q, want %q", tc.url, u.origin, tc.want)
 		}
 	}
 }
@@ -396,21 +384,24 @@ func TestHeaderAllocs(t *testing.T) {
 	dst := make(fields.Header, 0, 32)
 	for _, tc := range []struct {
 		kind   profile.RequestKind
+		method string
 		length int64
 		want   float64
 	}{
-		{profile.Navigate, 0, 0},
-		{profile.Fetch, 5, 0},
-		{profile.Navigate, 12345, 1},
+		{profile.Navigate, "GET", 0, 0},
+		{profile.Fetch, "POST", 5, 0},
+		{profile.Fetch, "POST", 0, 0},
+		{profile.Navigate, "POST", 12345, 1},
 	} {
-		for _, proto := range []int{protoH1, protoH2} {
+		for _, proto := range []profile.Proto{profile.HTTP1, profile.H2} {
 			n := testing.AllocsPerRun(100, func() {
-				if _, err := c.headerFor(dst[:0], proto, tc.kind, nil, extra, tc.length, "https://fp.test", 0); err != nil {
+				r := reqhead.Request{Proto: proto, Kind: tc.kind, Method: tc.method, Extra: extra, ContentLength: tc.length, Origin: &testOrigin}
+				if _, err := c.appendHeader(dst[:0], &r); err != nil {
 					t.Fatal(err)
 				}
 			})
 			if n > tc.want {
-				t.Errorf("%v length %d over %s: %v allocations, want %v", tc.kind, tc.length, protoName(proto), n, tc.want)
+				t.Errorf("%v %s length %d over %s: %v allocations, want %v", tc.kind, tc.method, tc.length, proto, n, tc.want)
 			}
 		}
 	}
@@ -426,7 +417,8 @@ func BenchmarkHeaderPOST(b *testing.B) {
 	dst := make(fields.Header, 0, 32)
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, _ = c.headerFor(dst[:0], protoH2, profile.Fetch, user, extra, 42, "https://fp.test", 0)
+		dst, _ = c.appendHeader(dst[:0], &reqhead.Request{Proto: profile.H2, Kind: profile.Fetch, Method: "POST", Header: user, Extra: extra,
+			ContentLength: 42, Origin: &testOrigin})
 	}
 }
 
@@ -476,11 +468,11 @@ func TestH2CallerFieldNames(t *testing.T) {
 		user := fields.Header{{Name: "Accept-Language", Value: "de"}, {Name: "X-Custom", Value: "1"},
 			{Name: "Connection", Value: "close"}, {Name: "X-Other", Value: "2"}}
 		extra := fields.Header{{Name: "Host", Value: "fp.test"}, {Name: "X-Guise", Value: "3"}}
-		h, err := c.headerFor(nil, protoH2, profile.Navigate, user, extra, 0, "https://fp.test", 0)
+		h, err := c.appendHeader(nil, &reqhead.Request{Proto: profile.H2, Kind: profile.Navigate, Header: user, Extra: extra, Origin: &testOrigin})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tpl := c.hdr[protoH2][profile.Navigate].fields
+		tpl := c.p.HeaderSet(profile.Navigate, profile.H2).Header
 		n := 0
 		for _, f := range h {
 			if f.Name != strings.ToLower(f.Name) {
@@ -494,7 +486,7 @@ func TestH2CallerFieldNames(t *testing.T) {
 					t.Errorf("%s: accept-language %q, want the caller's", name, f.Value)
 				}
 			}
-			if index(tpl, f.Name) >= 0 {
+			if tpl.Has(f.Name) {
 				n++
 			}
 		}

@@ -72,12 +72,14 @@ var importRules = []importRule{
 		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha512 crypto/x509 " +
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
+	// Header assembly from profile data alone: no engine, no TLS.
+	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
 	{pkg: "fingerprint", layer: 2, mod: "fields profile", ext: "golang.org/x/net/http2/hpack"},
 
 	// Layer 3: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 3,
-		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/tlsfp",
-		ext:     "golang.org/x/net/publicsuffix golang.org/x/sync/singleflight",
+		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/reqhead internal/tlsfp",
+		ext:     "golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
 
 	// Layer 4: adapters and the command.

@@ -94,26 +94,6 @@ type parsedURL struct {
 	origin    string // scheme://authority, as the Origin field serialises it
 }
 
-// navFlags say how a request came about, for the fields of a navigation.
-type navFlags uint8
-
-const (
-	navRedirected navFlags = 1 << iota // the request follows a redirect
-	navScripted                        // Request.Scripted
-)
-
-// nav returns r's navFlags.
-func (r *Request) nav() navFlags {
-	var f navFlags
-	if r.redirected {
-		f |= navRedirected
-	}
-	if r.Scripted {
-		f |= navScripted
-	}
-	return f
-}
-
 func (r *Request) method() string {
 	if r.Method == "" {
 		return "GET"

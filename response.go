@@ -35,9 +35,10 @@ type Response struct {
 	// went (the last hop of a redirect chain).
 	Timings Timings
 
-	h1   *h1.Response // the HTTP/1.1 engine's response, in an h1Response
-	h2   *h2.Response // the HTTP/2 engine's response, in h2Response
-	body responseBody
+	// trailer is the engine's trailer field, filled in at the end of the
+	// body; nil until the head has arrived.
+	trailer *Header
+	body    responseBody
 }
 
 // h1Response is a Response with what an HTTP/1.1 exchange needs. It is
@@ -107,7 +108,7 @@ type h2Response struct {
 
 // fill copies what the engine parsed into the public fields.
 func (r *h1Response) fill() {
-	r.h1 = &r.eng
+	r.trailer = &r.eng.Trailer
 	r.StatusCode = r.eng.StatusCode
 	r.Proto = r.eng.Proto
 	r.Status = r.eng.Reason
@@ -120,13 +121,10 @@ func (r *h1Response) fill() {
 // Trailer returns the trailer fields of a chunked or HTTP/2 body; it is
 // empty until Body has been read to the end.
 func (r *Response) Trailer() Header {
-	if r.h2 != nil {
-		return r.h2.Trailer
+	if r.trailer == nil {
+		return nil
 	}
-	if r.h1 != nil {
-		return r.h1.Trailer
-	}
-	return nil
+	return *r.trailer
 }
 
 // Bytes reads the whole body, closes it and returns it. The buffer is sized

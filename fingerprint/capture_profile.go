@@ -192,11 +192,30 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 	if p.Browser == profile.Firefox {
 		src = append(src, "ech aeads: Firefox's pair (1, 3) plus those seen")
 	}
+	// What one capture does not show (the HPACK encoder's choices, whether
+	// the GREASE ECH key is a real X25519 key, what a derived resumed
+	// hello leaves out) is the embedded profile's of the same browser.
+	if ref, err := profile.Lookup(p.Browser.String()); err == nil {
+		p.HTTP2.HPACK = ref.Clone().HTTP2.HPACK
+		p.TLS.ECHX25519Key = ref.TLS.ECHX25519Key && helloHas(p.TLS.Hello, 0xfe0d)
+		p.TLS.ResumeOmitsSessionTicket = ref.TLS.ResumeOmitsSessionTicket && helloHas(p.TLS.Hello, 35)
+		src = append(src, "hpack style, ech key and resumption shape from the embedded "+ref.Name)
+	}
 	p.Source = strings.Join(src, "; ")
 	if _, err := p.Marshal(); err != nil { // validates
 		return nil, err
 	}
 	return p, nil
+}
+
+// helloHas reports whether the ClientHello record rec carries extension
+// typ.
+func helloHas(rec []byte, typ uint16) bool {
+	ch, err := ParseClientHello(rec)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(ch.Extensions, func(e Extension) bool { return e.Type == typ })
 }
 
 // perRequestFields are the fields whose value depends on the request.
@@ -449,6 +468,10 @@ var bodyPerRequest = []string{"host", "referer", "cookie", "content-length", "or
 // with no user activation) gets it where plain has it, after the field it
 // follows in plain, as a user's click sends it.
 //
+// A fetch() set marks Content-Type NeedsBody: a fetch() POST without a
+// body has none (the Fetch standard takes it from the body), where a form
+// submission keeps its enctype.
+//
 // rec must have Content-Length, Origin and Content-Type, as a browser's
 // fetch() POST and form submission do; BodyHeaderSet reports an error
 // otherwise.
@@ -474,6 +497,9 @@ func BodyHeaderSet(kind profile.RequestKind, proto profile.Proto, rec []fields.F
 			hs.PerRequest = append(hs.PerRequest, f.Name)
 		}
 		hs.Header = append(hs.Header, f)
+		if kind != profile.Navigate && fields.EqualFold(f.Name, "content-type") {
+			hs.NeedsBody = append(hs.NeedsBody, f.Name)
+		}
 		if addUser {
 			for i, u := range plain.Header {
 				if fields.EqualFold(u.Name, "sec-fetch-user") && i > 0 && fields.EqualFold(plain.Header[i-1].Name, f.Name) {

@@ -211,3 +211,101 @@ func enumIndex(names []string, s string) int {
 	}
 	return 0
 }
+
+// HuffmanRule says when a browser's HPACK encoder Huffman-codes a string
+// literal. The zero value is invalid.
+type HuffmanRule uint8
+
+// Huffman rules.
+const (
+	// HuffmanShorter codes a string only when that is strictly shorter
+	// (Chromium's quiche encoder).
+	HuffmanShorter HuffmanRule = iota + 1
+	// HuffmanNotLonger codes a string unless that is longer (Firefox).
+	HuffmanNotLonger
+	// HuffmanNever sends every string raw.
+	HuffmanNever
+)
+
+var huffmanNames = [...]string{HuffmanShorter: "shorter", HuffmanNotLonger: "not-longer", HuffmanNever: "never"}
+
+// String returns the rule's name ("shorter").
+func (r HuffmanRule) String() string { return enumName(huffmanNames[:], int(r), "HuffmanRule") }
+
+// MarshalText implements encoding.TextMarshaler.
+func (r HuffmanRule) MarshalText() ([]byte, error) {
+	return enumText(huffmanNames[:], int(r), "huffman")
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *HuffmanRule) UnmarshalText(t []byte) error {
+	i, err := enumParse(huffmanNames[:], t, "huffman")
+	*r = HuffmanRule(i)
+	return err
+}
+
+// NameRefRule says which table entry a literal's indexed name refers to
+// when several entries carry the name. The zero value is invalid.
+type NameRefRule uint8
+
+// Name reference rules.
+const (
+	// NameRefStaticFirst takes the lowest static index, else the newest
+	// dynamic entry (Chromium).
+	NameRefStaticFirst NameRefRule = iota + 1
+	// NameRefLastMatch takes the last entry with the name, scanning the
+	// static table upwards and then the dynamic table from newest to
+	// oldest (Firefox).
+	NameRefLastMatch
+)
+
+var nameRefNames = [...]string{NameRefStaticFirst: "static-first", NameRefLastMatch: "last-match"}
+
+// String returns the rule's name ("static-first").
+func (r NameRefRule) String() string { return enumName(nameRefNames[:], int(r), "NameRefRule") }
+
+// MarshalText implements encoding.TextMarshaler.
+func (r NameRefRule) MarshalText() ([]byte, error) {
+	return enumText(nameRefNames[:], int(r), "name_ref")
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *NameRefRule) UnmarshalText(t []byte) error {
+	i, err := enumParse(nameRefNames[:], t, "name_ref")
+	*r = NameRefRule(i)
+	return err
+}
+
+// SizeUpdateRule says when a browser starts a header block with a dynamic
+// table size update after the peer's SETTINGS_HEADER_TABLE_SIZE. The zero
+// value is invalid.
+type SizeUpdateRule uint8
+
+// Size update rules.
+const (
+	// SizeUpdateOnChange emits one only when the table size changes
+	// (Chromium).
+	SizeUpdateOnChange SizeUpdateRule = iota + 1
+	// SizeUpdateOnSetting emits one whenever the peer's SETTINGS carried
+	// HEADER_TABLE_SIZE, even unchanged (Firefox).
+	SizeUpdateOnSetting
+)
+
+var sizeUpdateNames = [...]string{SizeUpdateOnChange: "on-change", SizeUpdateOnSetting: "on-setting"}
+
+// String returns the rule's name ("on-change").
+func (r SizeUpdateRule) String() string {
+	return enumName(sizeUpdateNames[:], int(r), "SizeUpdateRule")
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (r SizeUpdateRule) MarshalText() ([]byte, error) {
+	return enumText(sizeUpdateNames[:], int(r), "size_update")
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *SizeUpdateRule) UnmarshalText(t []byte) error {
+	i, err := enumParse(sizeUpdateNames[:], t, "size_update")
+	*r = SizeUpdateRule(i)
+	return err
+}

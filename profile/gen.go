@@ -87,11 +87,17 @@ func main() {
 	addCookies(base, chromeFlows)
 	addNavigationReferer(base, chromeFlows)
 	addBodySets(base, chromeFlows)
+	markUserActivation(base, chromeFlows)
+	addRedirectSets(base, chromeFlows)
+	// BoringSSL's GREASE ECH carries a real X25519 public key.
+	base.TLS.ECHX25519Key = true
+	base.TLS.ResumeOmitsSessionTicket = omitsTicket(base.TLS)
+	base.HTTP2.HPACK = chromiumHPACK
 	// Chrome picks its GREASE ECH payload length from these per connection
 	// (all four occur across fingerprint/testdata/recordings, whose README
 	// counts them; the three h2 recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script), and marked user_activation as the scripted navigation to /flow/linked went without it; the redirect sets in the order of the recorded hop GET /flow/ after the 302 of /flow/start (same file), the Referer placeholder before accept-encoding as in the navigation set; resume_omits_session_ticket read off the two recorded hellos; ech_x25519_key and the HPACK style as BoringSSL and quiche do them (the HPACK choices checked against the recorded HEADERS blocks by internal/h2's tests)"
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -138,13 +144,17 @@ func main() {
 	// counts both).
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json); Sec-Fetch-User in navigations (and the form set), which a headless run from the command line does not send, recorded from the same browser driven through Marionette, whose navigation has user activation (flows.go -activate, testdata/recordings/firefox-esr-153-activation.json)"
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json); Sec-Fetch-User in navigations (and the form set), which a headless run from the command line does not send, recorded from the same browser driven through Marionette, whose navigation has user activation (flows.go -activate, testdata/recordings/firefox-esr-153-activation.json), marked user_activation as the scripted navigation to /flow/linked went without it; no redirect set, as the recorded hop GET /flow/ after the 302 of /flow/start keeps the navigation order; resume_omits_session_ticket read off the two recorded hellos; the HPACK style as Necko does it (checked against the recorded HEADERS blocks by internal/h2's tests)"
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
 	addCookies(ff, firefoxFlows)
 	addNavigationReferer(ff, firefoxFlows)
 	addUserActivation(ff, firefoxActivation)
 	addBodySets(ff, firefoxFlows)
+	markUserActivation(ff, firefoxFlows)
+	addRedirectSets(ff, firefoxFlows)
+	ff.TLS.ResumeOmitsSessionTicket = omitsTicket(ff.TLS)
+	ff.HTTP2.HPACK = firefoxHPACK
 	out = append(out, ff)
 	// Firefox uses NSS and its own network stack on every desktop OS; only
 	// the user-agent's platform token differs.
@@ -167,6 +177,54 @@ func main() {
 
 	out = append(out, publicProfiles()...)
 	write(out)
+}
+
+// chromiumHPACK is the HPACK encoder of Chromium 156 (quiche): Huffman when
+// strictly shorter, every field indexed except the pseudo-header fields
+// other than :authority, names from the static table first. Read off the
+// HEADERS blocks of the chromium recordings (internal/h2's fidelity tests
+// check it byte for byte against them).
+var chromiumHPACK = profile.HPACK{
+	Huffman:      profile.HuffmanShorter,
+	NameRef:      profile.NameRefStaticFirst,
+	SizeUpdate:   profile.SizeUpdateOnChange,
+	NoIndex:      []string{":method", ":scheme", ":path", ":protocol"},
+	CookieCrumbs: true,
+}
+
+// firefoxHPACK is the HPACK encoder of Firefox ESR 153 (Necko): Huffman
+// unless longer, :path never indexed nor matched, authorization and short
+// cookie crumbs never indexed, fields over half the table as literals, a
+// table size update after every HEADER_TABLE_SIZE setting. Read off the
+// firefox recordings as chromiumHPACK is.
+var firefoxHPACK = profile.HPACK{
+	Huffman:              profile.HuffmanNotLonger,
+	NameRef:              profile.NameRefLastMatch,
+	SizeUpdate:           profile.SizeUpdateOnSetting,
+	NoIndex:              []string{":path"},
+	NoIndexSkipsExact:    true,
+	NeverIndex:           []string{"authorization", "proxy-authorization"},
+	CookieCrumbs:         true,
+	ShortCrumbNeverIndex: 20,
+	HalfTableLiteral:     true,
+}
+
+// omitsTicket reports whether the recorded resumed hello leaves out the
+// session_ticket extension the full hello carries.
+func omitsTicket(t profile.TLS) bool {
+	has := func(rec []byte) bool {
+		b := rec[9+2+32:]
+		b = b[1+int(b[0]):]
+		b = b[2+(int(b[0])<<8|int(b[1])):]
+		b = b[1+int(b[0]):]
+		for b = b[2:]; len(b) >= 4; b = b[4+(int(b[2])<<8|int(b[3])):] {
+			if b[0] == 0 && b[1] == 35 {
+				return true
+			}
+		}
+		return false
+	}
+	return has(t.Hello) && !has(t.HelloResumed)
 }
 
 // extra holds what profile/testdata/record/main.go captured: hellos and raw HTTP/1.1

@@ -234,3 +234,84 @@ func containsFold(h fields.Header, name string) bool {
 	}
 	return false
 }
+
+// markUserActivation flags Sec-Fetch-User in p's navigation sets (plain and
+// with a body) as sent only on a navigation a user started: the flow
+// page's scripted navigation to /flow/linked went without it, over both
+// protocols (for Chrome, whose typed navigation sends it, that is the
+// evidence; Firefox run headless sends it on none).
+func markUserActivation(p *profile.Profile, f *flows) {
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		if containsFold(f.request(proto, "GET", "/flow/linked"), "sec-fetch-user") {
+			log.Fatalf("%v: the scripted navigation over %v sent sec-fetch-user", p.Browser, proto)
+		}
+	}
+	for i := range p.Headers {
+		hs := &p.Headers[i]
+		if hs.Kind != profile.Navigate {
+			continue
+		}
+		for _, fl := range hs.Header {
+			if fields.EqualFold(fl.Name, "sec-fetch-user") {
+				hs.UserActivation = append(hs.UserActivation, fl.Name)
+			}
+		}
+	}
+}
+
+// addRedirectSets adds, per protocol, the header set of a navigation that
+// follows a redirect, when the browser ordered the recorded hop (GET /flow/,
+// which the 302 of /flow/start leads to) otherwise than its navigation set:
+// the navigation set's fields and values in the hop's order. A field of the
+// set the hop did not carry (the Referer placeholder: the hop came from a
+// typed navigation; Sec-Fetch-User in Firefox's headless run) keeps its
+// place before the field it precedes in the set. The hop must carry the
+// set's other fields and no others, or the generator stops. A browser whose
+// hop keeps the set's order gets no redirect set.
+func addRedirectSets(p *profile.Profile, f *flows) {
+	for _, proto := range []profile.Proto{profile.H2, profile.HTTP1} {
+		nav := p.HeaderSet(profile.Navigate, proto)
+		hop := f.request(proto, "GET", "/flow/")
+		var present fields.Header // nav's fields the hop has, in the hop's order
+		for _, h := range hop {
+			if containsFold(present, h.Name) {
+				continue // cookie crumbs
+			}
+			i := slices.IndexFunc(nav.Header, func(fl fields.Field) bool { return fields.EqualFold(fl.Name, h.Name) })
+			if i < 0 {
+				log.Fatalf("%v: the redirect hop over %v has %s, which the navigation set lacks", p.Browser, proto, h.Name)
+			}
+			present = append(present, nav.Header[i])
+		}
+		out := slices.Clone(present)
+		for i, fl := range nav.Header {
+			if containsFold(present, fl.Name) {
+				continue
+			}
+			if fl.Value != "" && !fields.EqualFold(fl.Name, "sec-fetch-user") {
+				log.Fatalf("%v: the redirect hop over %v has no %s", p.Browser, proto, fl.Name)
+			}
+			at := len(out)
+			for _, next := range nav.Header[i+1:] {
+				if j := slices.IndexFunc(out, func(o fields.Field) bool { return o.Name == next.Name }); j >= 0 && containsFold(present, next.Name) {
+					at = j
+					break
+				}
+			}
+			out = slices.Insert(out, at, fl)
+		}
+		if slices.Equal(out, nav.Header) {
+			continue
+		}
+		hs := profile.HeaderSet{Kind: profile.Navigate, Proto: proto, Redirect: true, Header: out}
+		for _, fl := range out {
+			if slices.Contains(nav.PerRequest, fl.Name) {
+				hs.PerRequest = append(hs.PerRequest, fl.Name)
+			}
+			if slices.Contains(nav.UserActivation, fl.Name) {
+				hs.UserActivation = append(hs.UserActivation, fl.Name)
+			}
+		}
+		p.Headers = append(p.Headers, hs)
+	}
+}

@@ -97,7 +97,8 @@ const safariSource = "not recorded here: built from public facts for Safari 18.4
 	"navigation headers, order and values from curl-impersonate safari184 and wreq-util header_initializer_for_18; user-agent strings from deedy5/primp (Safari 18.5). " +
 	"Checked: JA4 t13d2014h2_a09f3c656075_e42f34c56612 and Akamai 2:0;3:100;4:2097152;9:1|10420225|0|m,s,a,p as deedy5/primp's safari tests expect from tls.browserleaks.com for Safari 18.5 (macOS and iOS); " +
 	"JA3 773906b0efdefa24a7f2b8eb6985bf37 as in a public flow dataset's real Safari hello. " +
-	"Only navigation is given by the sources (no fetch, subresource or image sets); the HTTP/1.1 set is derived (Host first, the h2 fields in canonical case without priority, Connection: keep-alive last)"
+	"Only navigation is given by the sources (no fetch, subresource or image sets); the HTTP/1.1 set is derived (Host first, the h2 fields in canonical case without priority, Connection: keep-alive last); " +
+	"the Cookie slot, which the sources do not give, after accept-language as Chromium sends it; the HPACK encoder, which they do not give either, Chromium's"
 
 const okhttpSource = "not recorded here: built from public facts for OkHttp 4.12 on Android 10-13 (Conscrypt). " +
 	"TLS: bogdanfinn/tls-client profiles Okhttp4Android10..13 (ciphers, extension order, groups x25519,P-256,P-384, signature algorithms, TLS 1.3 and 1.2, BoringSSL padding); " +
@@ -106,7 +107,8 @@ const okhttpSource = "not recorded here: built from public facts for OkHttp 4.12
 	"Http2Writer sends HEADERS without priority; Http2ExchangeCodec orders :method,:path,:authority,:scheme and lower-cases and drops host and connection. " +
 	"Headers from OkHttp's BridgeInterceptor: Host, Connection: Keep-Alive, Accept-Encoding: gzip, (Cookie,) User-Agent: okhttp/4.12.0; OkHttp has no request kinds, so every kind gets that set. " +
 	"Checked: JA3 f79b6bad2ad0641e1921aef10262856b and Akamai 4:16777216|16711681|0|m,p,a,s as published for tls-client's okhttp4_android_13 at tls.peet.ws; " +
-	"the published JA4 t13d1513h2_8daaf6152771_40271e0a5736 is tls.peet.ws's, which leaves padding out of the extension hash; with padding (FoxIO's rule, which guise follows) it is t13d1513h2_8daaf6152771_eca864cca44a"
+	"the published JA4 t13d1513h2_8daaf6152771_40271e0a5736 is tls.peet.ws's, which leaves padding out of the extension hash; with padding (FoxIO's rule, which guise follows) it is t13d1513h2_8daaf6152771_eca864cca44a; " +
+	"the Cookie slot last, where guise has always sent it (BridgeInterceptor adds Cookie before User-Agent); the HPACK encoder, which the sources do not give, Chromium's"
 
 // publicProfiles returns the profiles built from public facts.
 func publicProfiles() []*profile.Profile {
@@ -140,6 +142,7 @@ func safari(os profile.OS, ua string) *profile.Profile {
 		HeaderPriority: []profile.KindPriority{
 			{Kind: profile.Navigate, Weight: 256, DependsOn: profile.Root},
 		},
+		HPACK: chromiumHPACK, // not in the sources: guise's default encoder
 	}
 	nav := fields.Header{
 		{Name: "sec-fetch-dest", Value: "document"},
@@ -148,11 +151,12 @@ func safari(os profile.OS, ua string) *profile.Profile {
 		{Name: "sec-fetch-site", Value: "none"},
 		{Name: "sec-fetch-mode", Value: "navigate"},
 		{Name: "accept-language", Value: "en-US,en;q=0.9"},
+		{Name: "cookie"},
 		{Name: "priority", Value: "u=0, i"},
 		{Name: "accept-encoding", Value: "gzip, deflate, br"},
 	}
-	p.Headers = append(p.Headers, profile.HeaderSet{Kind: profile.Navigate, Proto: profile.H2, Header: nav, PerRequest: []string{"sec-fetch-site"}})
-	h1 := profile.HeaderSet{Kind: profile.Navigate, Proto: profile.HTTP1, Header: fields.Header{{Name: "Host"}}, PerRequest: []string{"Host", "Sec-Fetch-Site"}}
+	p.Headers = append(p.Headers, profile.HeaderSet{Kind: profile.Navigate, Proto: profile.H2, Header: nav, PerRequest: []string{"sec-fetch-site", "cookie"}})
+	h1 := profile.HeaderSet{Kind: profile.Navigate, Proto: profile.HTTP1, Header: fields.Header{{Name: "Host"}}, PerRequest: []string{"Host", "Sec-Fetch-Site", "Cookie"}}
 	for _, f := range nav {
 		if f.Name == "priority" {
 			continue
@@ -173,19 +177,22 @@ func okhttp() *profile.Profile {
 		ConnWindowUpdate: 16777216 - 65535,
 		FirstStreamID:    3,
 		PseudoOrder:      []string{":method", ":path", ":authority", ":scheme"},
+		HPACK:            chromiumHPACK, // not in the sources: guise's default encoder
 	}
 	const ua = "okhttp/4.12.0"
 	for _, k := range []profile.RequestKind{profile.Navigate, profile.Fetch, profile.Subresource, profile.Image} {
 		p.Headers = append(p.Headers,
-			profile.HeaderSet{Kind: k, Proto: profile.H2, Header: fields.Header{
+			profile.HeaderSet{Kind: k, Proto: profile.H2, PerRequest: []string{"cookie"}, Header: fields.Header{
 				{Name: "accept-encoding", Value: "gzip"},
 				{Name: "user-agent", Value: ua},
+				{Name: "cookie"},
 			}},
-			profile.HeaderSet{Kind: k, Proto: profile.HTTP1, PerRequest: []string{"Host"}, Header: fields.Header{
+			profile.HeaderSet{Kind: k, Proto: profile.HTTP1, PerRequest: []string{"Host", "Cookie"}, Header: fields.Header{
 				{Name: "Host"},
 				{Name: "Connection", Value: "Keep-Alive"},
 				{Name: "Accept-Encoding", Value: "gzip"},
 				{Name: "User-Agent", Value: ua},
+				{Name: "Cookie"},
 			}},
 		)
 	}

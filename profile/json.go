@@ -13,8 +13,11 @@ import (
 )
 
 // FormatVersion is the version of the profile file format Marshal writes
-// and Parse accepts.
-const FormatVersion = 1
+// and Parse accepts. Version 2 added the browser behaviour version 1 left to
+// code: http2.hpack, tls.ech_x25519_key and tls.resume_omits_session_ticket,
+// redirect header sets, and the user_activation and needs_body field flags;
+// a version 1 file is refused, as its profile would behave differently.
+const FormatVersion = 2
 
 // MaxFileSize bounds the size of a profile file Parse accepts.
 const MaxFileSize = 1 << 20
@@ -73,6 +76,8 @@ type wireTLS struct {
 	ShuffleExtensions bool     `json:"shuffle_extensions"`
 	ECHPayloadLengths []int    `json:"ech_payload_lengths,omitempty"`
 	ECHAEADs          []uint16 `json:"ech_aeads,omitempty"`
+	ECHX25519Key      bool     `json:"ech_x25519_key,omitempty"`
+	ResumeOmitsTicket bool     `json:"resume_omits_session_ticket,omitempty"`
 }
 
 type wireSetting struct {
@@ -102,6 +107,20 @@ type wireHTTP2 struct {
 	StreamWindowUpdate uint32             `json:"stream_window_update"`
 	PseudoOrder        []string           `json:"pseudo_order"`
 	HeaderPriority     []wireKindPriority `json:"header_priority"`
+	HPACK              wireHPACK          `json:"hpack"`
+}
+
+type wireHPACK struct {
+	Huffman              HuffmanRule    `json:"huffman"`
+	NameRef              NameRefRule    `json:"name_ref"`
+	SizeUpdate           SizeUpdateRule `json:"size_update"`
+	NoIndex              []string       `json:"no_index,omitempty"`
+	NoIndexSkipsExact    bool           `json:"no_index_skips_exact,omitempty"`
+	NeverIndex           []string       `json:"never_index,omitempty"`
+	CookieCrumbs         bool           `json:"cookie_crumbs,omitempty"`
+	ShortCrumbNeverIndex int            `json:"short_crumb_never_index,omitempty"`
+	HalfTableLiteral     bool           `json:"half_table_literal,omitempty"`
+	MaxTableSize         uint32         `json:"max_table_size,omitempty"`
 }
 
 type wireHTTP1 struct {
@@ -112,13 +131,17 @@ type wireField struct {
 	Name       string `json:"name"`
 	Value      string `json:"value"`
 	PerRequest bool   `json:"per_request,omitempty"`
+	// UserActivation and NeedsBody: see HeaderSet.
+	UserActivation bool `json:"user_activation,omitempty"`
+	NeedsBody      bool `json:"needs_body,omitempty"`
 }
 
 type wireHeaderSet struct {
-	Kind   RequestKind `json:"kind"`
-	Proto  Proto       `json:"proto"`
-	Body   bool        `json:"body,omitempty"`
-	Header []wireField `json:"header"`
+	Kind     RequestKind `json:"kind"`
+	Proto    Proto       `json:"proto"`
+	Body     bool        `json:"body,omitempty"`
+	Redirect bool        `json:"redirect,omitempty"`
+	Header   []wireField `json:"header"`
 }
 
 // Parse decodes and validates a profile file as Marshal writes it. It is
@@ -201,12 +224,15 @@ func toWire(p *Profile) *wireProfile {
 			ShuffleExtensions: p.TLS.ShuffleExtensions,
 			ECHPayloadLengths: p.TLS.ECHPayloadLengths,
 			ECHAEADs:          p.TLS.ECHAEADs,
+			ECHX25519Key:      p.TLS.ECHX25519Key,
+			ResumeOmitsTicket: p.TLS.ResumeOmitsSessionTicket,
 		},
 		HTTP2: wireHTTP2{
 			ConnWindowUpdate:   p.HTTP2.ConnWindowUpdate,
 			FirstStreamID:      p.HTTP2.FirstStreamID,
 			StreamWindowUpdate: p.HTTP2.StreamWindowUpdate,
 			PseudoOrder:        p.HTTP2.PseudoOrder,
+			HPACK:              wireHPACK(p.HTTP2.HPACK),
 		},
 		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded},
 	}
@@ -220,9 +246,14 @@ func toWire(p *Profile) *wireProfile {
 		w.HTTP2.HeaderPriority = append(w.HTTP2.HeaderPriority, wireKindPriority(kp))
 	}
 	for _, hs := range p.Headers {
-		ws := wireHeaderSet{Kind: hs.Kind, Proto: hs.Proto, Body: hs.Body}
+		ws := wireHeaderSet{Kind: hs.Kind, Proto: hs.Proto, Body: hs.Body, Redirect: hs.Redirect}
 		for _, f := range hs.Header {
-			ws.Header = append(ws.Header, wireField{f.Name, f.Value, containsFold(hs.PerRequest, f.Name)})
+			ws.Header = append(ws.Header, wireField{
+				Name: f.Name, Value: f.Value,
+				PerRequest:     containsFold(hs.PerRequest, f.Name),
+				UserActivation: containsFold(hs.UserActivation, f.Name),
+				NeedsBody:      containsFold(hs.NeedsBody, f.Name),
+			})
 		}
 		w.Headers = append(w.Headers, ws)
 	}
@@ -237,18 +268,23 @@ func fromWire(w *wireProfile) (*Profile, error) {
 		Name: w.Name, Browser: w.Browser, Version: w.Version, OS: w.OS,
 		Recorded: w.Recorded, Source: w.Source,
 		TLS: TLS{
-			ShuffleExtensions: w.TLS.ShuffleExtensions,
-			ECHPayloadLengths: nilIfEmpty(w.TLS.ECHPayloadLengths),
-			ECHAEADs:          nilIfEmpty(w.TLS.ECHAEADs),
+			ShuffleExtensions:        w.TLS.ShuffleExtensions,
+			ECHPayloadLengths:        nilIfEmpty(w.TLS.ECHPayloadLengths),
+			ECHAEADs:                 nilIfEmpty(w.TLS.ECHAEADs),
+			ECHX25519Key:             w.TLS.ECHX25519Key,
+			ResumeOmitsSessionTicket: w.TLS.ResumeOmitsTicket,
 		},
 		HTTP2: HTTP2{
 			ConnWindowUpdate:   w.HTTP2.ConnWindowUpdate,
 			FirstStreamID:      w.HTTP2.FirstStreamID,
 			StreamWindowUpdate: w.HTTP2.StreamWindowUpdate,
 			PseudoOrder:        nilIfEmpty(w.HTTP2.PseudoOrder),
+			HPACK:              HPACK(w.HTTP2.HPACK),
 		},
 		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded},
 	}
+	p.HTTP2.HPACK.NoIndex = nilIfEmpty(p.HTTP2.HPACK.NoIndex)
+	p.HTTP2.HPACK.NeverIndex = nilIfEmpty(p.HTTP2.HPACK.NeverIndex)
 	var err error
 	if p.TLS.Hello, err = decodeHex("tls.hello", w.TLS.Hello); err != nil {
 		return nil, err
@@ -269,14 +305,25 @@ func fromWire(w *wireProfile) (*Profile, error) {
 		p.HTTP2.HeaderPriority = append(p.HTTP2.HeaderPriority, KindPriority(kp))
 	}
 	for i, ws := range w.Headers {
-		hs := HeaderSet{Kind: ws.Kind, Proto: ws.Proto, Body: ws.Body}
+		hs := HeaderSet{Kind: ws.Kind, Proto: ws.Proto, Body: ws.Body, Redirect: ws.Redirect}
 		for j, f := range ws.Header {
 			hs.Header = append(hs.Header, fields.Field{Name: f.Name, Value: f.Value})
-			if f.PerRequest {
-				if containsFold(hs.PerRequest, f.Name) {
-					return nil, perr(fmt.Sprintf("headers[%d].header[%d]", i, j), "field %q marked per-request twice", f.Name)
+			for _, fl := range [...]struct {
+				set  bool
+				list *[]string
+				what string
+			}{
+				{f.PerRequest, &hs.PerRequest, "per-request"},
+				{f.UserActivation, &hs.UserActivation, "user-activation"},
+				{f.NeedsBody, &hs.NeedsBody, "needs-body"},
+			} {
+				if !fl.set {
+					continue
 				}
-				hs.PerRequest = append(hs.PerRequest, f.Name)
+				if containsFold(*fl.list, f.Name) {
+					return nil, perr(fmt.Sprintf("headers[%d].header[%d]", i, j), "field %q marked %s twice", f.Name, fl.what)
+				}
+				*fl.list = append(*fl.list, f.Name)
 			}
 		}
 		p.Headers = append(p.Headers, hs)
@@ -352,6 +399,12 @@ func (p *Profile) validate() error {
 			return perr(fmt.Sprintf("tls.ech_aeads[%d]", i), "%d is not a distinct hpke aead id 1..3", a)
 		}
 	}
+	if p.TLS.ECHX25519Key && !helloHas(p.TLS.Hello, extECH) {
+		return perr("tls.ech_x25519_key", "set, but the hello has no grease ech extension")
+	}
+	if p.TLS.ResumeOmitsSessionTicket && !helloHas(p.TLS.Hello, extSessionTicket) {
+		return perr("tls.resume_omits_session_ticket", "set, but the hello has no session_ticket extension")
+	}
 	return p.HTTP2.validate(p.Headers)
 }
 
@@ -423,6 +476,30 @@ func checkHelloBody(field string, b []byte) error {
 	if len(b) != 0 {
 		return perr(field, "%d bytes after the extensions", len(b))
 	}
+	return walkExtensions(field, exts, nil)
+}
+
+// TLS extension code points validate checks the hello for.
+const (
+	extSessionTicket = 35
+	extECH           = 0xfe0d
+)
+
+// helloHas reports whether the hello record b, which checkHello accepted,
+// carries extension typ.
+func helloHas(b []byte, typ uint16) bool {
+	b = b[9+2+32:]
+	b = b[1+int(b[0]):]                // session id
+	b = b[2+(int(b[0])<<8|int(b[1])):] // cipher suites
+	b = b[1+int(b[0]):]                // compression methods
+	found := false
+	walkExtensions("", b[2:], func(t uint16) { found = found || t == typ })
+	return found
+}
+
+// walkExtensions checks an extensions block and calls each, if not nil,
+// with every extension type in it.
+func walkExtensions(field string, exts []byte, each func(uint16)) error {
 	var seen []uint16
 	for len(exts) > 0 {
 		if len(exts) < 4 {
@@ -433,6 +510,9 @@ func checkHelloBody(field string, b []byte) error {
 			return perr(field, "extension %d overruns the extensions", typ)
 		}
 		exts = exts[4+n:]
+		if each != nil {
+			each(typ)
+		}
 		if typ&0x0f0f == 0x0a0a && typ>>8 == typ&0xff {
 			continue // GREASE
 		}
@@ -509,7 +589,37 @@ func (h *HTTP2) validate(sets []HeaderSet) error {
 			}
 		}
 	}
+	if err := h.HPACK.validate(); err != nil {
+		return err
+	}
 	return validateHeaderSets(sets)
+}
+
+func (h *HPACK) validate() error {
+	if h.Huffman < HuffmanShorter || int(h.Huffman) >= len(huffmanNames) {
+		return perr("http2.hpack.huffman", "missing or invalid (%d)", h.Huffman)
+	}
+	if h.NameRef < NameRefStaticFirst || int(h.NameRef) >= len(nameRefNames) {
+		return perr("http2.hpack.name_ref", "missing or invalid (%d)", h.NameRef)
+	}
+	if h.SizeUpdate < SizeUpdateOnChange || int(h.SizeUpdate) >= len(sizeUpdateNames) {
+		return perr("http2.hpack.size_update", "missing or invalid (%d)", h.SizeUpdate)
+	}
+	for _, l := range [...]struct {
+		names []string
+		field string
+	}{{h.NoIndex, "http2.hpack.no_index"}, {h.NeverIndex, "http2.hpack.never_index"}} {
+		for i, n := range l.names {
+			name := strings.TrimPrefix(n, ":")
+			if !fields.ValidName(name) || strings.ToLower(n) != n || slices.Contains(l.names[:i], n) {
+				return perr(fmt.Sprintf("%s[%d]", l.field, i), "%q is not a distinct lower-case field name", n)
+			}
+		}
+	}
+	if h.ShortCrumbNeverIndex < 0 || h.ShortCrumbNeverIndex > 1<<16 {
+		return perr("http2.hpack.short_crumb_never_index", "%d out of range 0..65536", h.ShortCrumbNeverIndex)
+	}
+	return nil
 }
 
 func validateHeaderSets(sets []HeaderSet) error {
@@ -524,10 +634,16 @@ func validateHeaderSets(sets []HeaderSet) error {
 		if hs.Proto < H2 || int(hs.Proto) >= len(protoNames) {
 			return perr(field, "invalid proto %d", hs.Proto)
 		}
+		if hs.Redirect && (hs.Kind != Navigate || hs.Body) {
+			return perr(field, "redirect set for %v (body %v): only a plain navigation has one", hs.Kind, hs.Body)
+		}
 		for _, o := range sets[:i] {
-			if o.Kind == hs.Kind && o.Proto == hs.Proto && o.Body == hs.Body {
-				return perr(field, "duplicate header set %v over %v (body %v)", hs.Kind, hs.Proto, hs.Body)
+			if o.Kind == hs.Kind && o.Proto == hs.Proto && o.Body == hs.Body && o.Redirect == hs.Redirect {
+				return perr(field, "duplicate header set %v over %v (body %v, redirect %v)", hs.Kind, hs.Proto, hs.Body, hs.Redirect)
 			}
+		}
+		if len(hs.NeedsBody) > 0 && !hs.Body {
+			return perr(field+".needs_body", "%q in a set that is not for requests with a body", hs.NeedsBody)
 		}
 		if len(hs.Header) == 0 {
 			return perr(field+".header", "empty")
@@ -552,16 +668,21 @@ func validateHeaderSets(sets []HeaderSet) error {
 				}
 			}
 		}
-		// PerRequest must name fields of Header, once each, in Header order,
-		// so that the file form (a flag per field) round-trips.
-		k := 0
-		for _, f := range hs.Header {
-			if k < len(hs.PerRequest) && hs.PerRequest[k] == f.Name {
-				k++
+		// The name lists must name fields of Header, once each, in Header
+		// order, so that the file form (a flag per field) round-trips.
+		for _, l := range [...]struct {
+			names []string
+			what  string
+		}{{hs.PerRequest, "per_request"}, {hs.UserActivation, "user_activation"}, {hs.NeedsBody, "needs_body"}} {
+			k := 0
+			for _, f := range hs.Header {
+				if k < len(l.names) && l.names[k] == f.Name {
+					k++
+				}
 			}
-		}
-		if k != len(hs.PerRequest) {
-			return perr(field+".per_request", "%q are not fields of the set in its order", hs.PerRequest)
+			if k != len(l.names) {
+				return perr(field+"."+l.what, "%q are not fields of the set in its order", l.names)
+			}
 		}
 	}
 	return nil

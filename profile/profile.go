@@ -107,6 +107,18 @@ type TLS struct {
 	// 3 ChaCha20-Poly1305) the browser picks one from per connection for
 	// its GREASE ECH (Firefox: 1 and 3). Nil: use the recorded one.
 	ECHAEADs []uint16
+	// ECHX25519Key reports whether the browser fills its GREASE ECH
+	// encapsulated key with a real X25519 public key (BoringSSL makes a key
+	// pair for it, so the key's top bit is always clear) rather than random
+	// bytes (NSS). It requires a GREASE ECH extension in Hello, and applies
+	// only when its key is 32 bytes.
+	ECHX25519Key bool
+	// ResumeOmitsSessionTicket reports whether the browser leaves the
+	// session_ticket extension out of a hello that resumes with a
+	// pre_shared_key (Firefox; Chrome keeps it). It is read where a resumed
+	// hello has to be derived from Hello (HelloResumed is nil, or the offer
+	// is not the profile's own) and requires session_ticket in Hello.
+	ResumeOmitsSessionTicket bool
 }
 
 // Setting is one HTTP/2 SETTINGS parameter.
@@ -152,6 +164,37 @@ type HTTP2 struct {
 	PseudoOrder []string
 	// HeaderPriority is the HEADERS frame priority per request kind.
 	HeaderPriority []KindPriority
+	// HPACK is how the browser encodes request header blocks. Required.
+	HPACK HPACK
+}
+
+// HPACK is how a browser's HPACK encoder chooses the representation of each
+// request header field (RFC 7541). The three rules are required; the other
+// fields' zero values mean "no such behaviour".
+type HPACK struct {
+	Huffman    HuffmanRule
+	NameRef    NameRefRule
+	SizeUpdate SizeUpdateRule
+	// NoIndex names (lower case; pseudo-headers included) are sent as
+	// literals without indexing when the table has no exact match.
+	NoIndex []string
+	// NoIndexSkipsExact sends NoIndex names as literals even when the table
+	// holds the exact pair (Firefox's :path).
+	NoIndexSkipsExact bool
+	// NeverIndex names are sent as never-indexed literals.
+	NeverIndex []string
+	// CookieCrumbs splits Cookie at "; " into one field per crumb (RFC 9113
+	// 8.2.3).
+	CookieCrumbs bool
+	// ShortCrumbNeverIndex, if positive, sends cookie crumbs shorter than it
+	// as never-indexed literals (Firefox: 20).
+	ShortCrumbNeverIndex int
+	// HalfTableLiteral sends fields larger than half the dynamic table as
+	// literals without indexing (Firefox).
+	HalfTableLiteral bool
+	// MaxTableSize caps the encoder's dynamic table whatever the peer
+	// allows; 0 means the encoder's default.
+	MaxTableSize uint32
 }
 
 // HTTP1Options is a browser's HTTP/1.1 behaviour beyond its header sets.
@@ -170,9 +213,14 @@ type HeaderSet struct {
 	// Body marks the variant for requests with a body (a fetch() POST, a
 	// form submission): the browser's order with Content-Length,
 	// Content-Type and Origin in their places. A profile has at most one
-	// set per kind, protocol and Body; a kind without a Body variant sends
-	// its requests with a body with the plain set.
+	// set per kind, protocol, Body and Redirect; a kind without a Body
+	// variant sends its requests with a body with the plain set.
 	Body bool
+	// Redirect marks the variant for a navigation (Kind Navigate, not Body)
+	// that follows a redirect, where the browser orders that hop otherwise
+	// than the first request: recorded from the hop itself. A profile
+	// without one sends the hop with the plain navigation set.
+	Redirect bool
 	// Header lists the fields in order. Over h2 names are lower case and
 	// pseudo-headers are not included (see HTTP2.PseudoOrder).
 	Header fields.Header
@@ -181,24 +229,40 @@ type HeaderSet struct {
 	// the typical one; an empty Value is a placeholder that keeps the
 	// field's position and is sent only when the request supplies a value.
 	PerRequest []string
+	// UserActivation names the fields of Header the browser sends on a
+	// navigation only when a user started it (Sec-Fetch-User), not on one
+	// a script started. Same form as PerRequest.
+	UserActivation []string
+	// NeedsBody names the fields of a Body set the browser leaves out when
+	// the request (a POST or PUT) has no body after all: a fetch() without
+	// a body has no Content-Type, a form submission keeps its own. Same form
+	// as PerRequest.
+	NeedsBody []string
 }
 
 // HeaderSet returns the default header set for kind over proto, for
 // requests without a body, or nil.
 func (p *Profile) HeaderSet(kind RequestKind, proto Proto) *HeaderSet {
-	return p.headerSet(kind, proto, false)
+	return p.headerSet(kind, proto, false, false)
+}
+
+// RedirectHeaderSet returns the header set for a navigation over proto
+// that follows a redirect, or nil when the profile sends such a hop with
+// its plain navigation set (see HeaderSet.Redirect).
+func (p *Profile) RedirectHeaderSet(proto Proto) *HeaderSet {
+	return p.headerSet(Navigate, proto, false, true)
 }
 
 // BodyHeaderSet returns the default header set for kind over proto for
 // requests with a body, or nil when the profile has none for kind (see
 // HeaderSet.Body).
 func (p *Profile) BodyHeaderSet(kind RequestKind, proto Proto) *HeaderSet {
-	return p.headerSet(kind, proto, true)
+	return p.headerSet(kind, proto, true, false)
 }
 
-func (p *Profile) headerSet(kind RequestKind, proto Proto, body bool) *HeaderSet {
+func (p *Profile) headerSet(kind RequestKind, proto Proto, body, redirect bool) *HeaderSet {
 	for i := range p.Headers {
-		if hs := &p.Headers[i]; hs.Kind == kind && hs.Proto == proto && hs.Body == body {
+		if hs := &p.Headers[i]; hs.Kind == kind && hs.Proto == proto && hs.Body == body && hs.Redirect == redirect {
 			return hs
 		}
 	}
@@ -227,10 +291,14 @@ func (p *Profile) Clone() *Profile {
 	c.HTTP2.Priorities = slices.Clone(p.HTTP2.Priorities)
 	c.HTTP2.PseudoOrder = slices.Clone(p.HTTP2.PseudoOrder)
 	c.HTTP2.HeaderPriority = slices.Clone(p.HTTP2.HeaderPriority)
+	c.HTTP2.HPACK.NoIndex = slices.Clone(p.HTTP2.HPACK.NoIndex)
+	c.HTTP2.HPACK.NeverIndex = slices.Clone(p.HTTP2.HPACK.NeverIndex)
 	c.Headers = slices.Clone(p.Headers)
 	for i := range c.Headers {
 		c.Headers[i].Header = c.Headers[i].Header.Clone()
 		c.Headers[i].PerRequest = slices.Clone(c.Headers[i].PerRequest)
+		c.Headers[i].UserActivation = slices.Clone(c.Headers[i].UserActivation)
+		c.Headers[i].NeedsBody = slices.Clone(c.Headers[i].NeedsBody)
 	}
 	return &c
 }

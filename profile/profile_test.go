@@ -292,7 +292,37 @@ func TestParseErrors(t *testing.T) {
 		{"syntax", []byte(`{"format":`), ""},
 		{"trailing", append(slices.Clone(good), []byte("{}")...), ""},
 		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), ""},
-		{"format", edit(func(m map[string]any) { m["format"] = 2 }), "format"},
+		{"format", edit(func(m map[string]any) { m["format"] = 1 }), "format"},
+		{"hpack missing", edit(func(m map[string]any) { delete(sub(m, "http2"), "hpack") }), "http2.hpack.huffman"},
+		{"hpack huffman", edit(func(m map[string]any) { sub(sub(m, "http2"), "hpack")["huffman"] = "sometimes" }), "huffman"},
+		{"hpack name_ref", edit(func(m map[string]any) { delete(sub(sub(m, "http2"), "hpack"), "name_ref") }), "http2.hpack.name_ref"},
+		{"hpack size_update", edit(func(m map[string]any) { sub(sub(m, "http2"), "hpack")["size_update"] = "" }), "size_update"},
+		{"hpack no_index case", edit(func(m map[string]any) { sub(sub(m, "http2"), "hpack")["no_index"] = []string{":Path"} }), "http2.hpack.no_index[0]"},
+		{"hpack never_index dup", edit(func(m map[string]any) { sub(sub(m, "http2"), "hpack")["never_index"] = []string{"a", "a"} }), "http2.hpack.never_index[1]"},
+		{"hpack crumbs", edit(func(m map[string]any) { sub(sub(m, "http2"), "hpack")["short_crumb_never_index"] = -1 }), "http2.hpack.short_crumb_never_index"},
+		{"ticket omitted without one", edit(func(m map[string]any) {
+			sub(m, "tls")["resume_omits_session_ticket"] = true
+			sub(m, "tls")["hello"] = hex.EncodeToString(withoutExtension(t, p.TLS.Hello, 35))
+		}), "tls.resume_omits_session_ticket"},
+		{"x25519 without ech", edit(func(m map[string]any) {
+			sub(m, "tls")["hello"] = hex.EncodeToString(withoutExtension(t, p.TLS.Hello, 0xfe0d))
+		}), "tls.ech_x25519_key"},
+		{"redirect fetch", edit(func(m map[string]any) {
+			m["headers"].([]any)[0].(map[string]any)["redirect"] = true
+			m["headers"].([]any)[0].(map[string]any)["kind"] = "fetch"
+		}), "headers[0]"},
+		{"dup redirect set", edit(func(m map[string]any) {
+			hs := m["headers"].([]any)
+			m["headers"] = append(hs, hs[len(hs)-1])
+		}), fmt.Sprintf("headers[%d]", len(p.Headers))},
+		{"needs_body in a plain set", edit(func(m map[string]any) {
+			m["headers"].([]any)[0].(map[string]any)["header"].([]any)[0].(map[string]any)["needs_body"] = true
+		}), "headers[0].needs_body"},
+		{"redirect flag dropped", edit(func(m map[string]any) {
+			for _, hs := range m["headers"].([]any) {
+				delete(hs.(map[string]any), "redirect")
+			}
+		}), fmt.Sprintf("headers[%d]", slices.IndexFunc(p.Headers, func(hs HeaderSet) bool { return hs.Redirect }))},
 		{"browser", edit(func(m map[string]any) { m["browser"] = "netscape" }), "browser"},
 		{"name", edit(func(m map[string]any) { m["name"] = "chrome" }), "name"},
 		{"no source", edit(func(m map[string]any) { m["source"] = " " }), "source"},
@@ -332,7 +362,7 @@ func TestParseErrors(t *testing.T) {
 		}), fmt.Sprintf("headers[%d]", len(p.Headers))},
 		{"dup body set", edit(func(m map[string]any) {
 			hs := m["headers"].([]any)
-			m["headers"] = append(hs, hs[len(hs)-1])
+			m["headers"] = append(hs, hs[slices.IndexFunc(p.Headers, func(hs HeaderSet) bool { return hs.Body })])
 		}), fmt.Sprintf("headers[%d]", len(p.Headers))},
 		{"body flag dropped", edit(func(m map[string]any) {
 			for _, hs := range m["headers"].([]any) {
@@ -409,6 +439,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"format":1}`))
+	f.Add([]byte(`{"format":2}`))
+	f.Add([]byte(`{"format":2,"http2":{"hpack":{"huffman":"shorter","name_ref":"last-match","size_update":"on-setting","no_index":[":path"]}}}`))
+	f.Add([]byte(`{"format":2,"headers":[{"kind":"navigate","proto":"h2","redirect":true,"header":[{"name":"a","value":"b","user_activation":true,"needs_body":true}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(data)
 		if err != nil {
@@ -491,4 +524,31 @@ func TestParseWithoutBodySets(t *testing.T) {
 	if r.BodyHeaderSet(Fetch, H2) != nil || r.HeaderSet(Fetch, H2) == nil {
 		t.Error("parsed: body set present or plain set missing")
 	}
+}
+
+// withoutExtension returns rec without extension typ, the lengths fixed.
+func withoutExtension(t *testing.T, rec []byte, typ uint16) []byte {
+	t.Helper()
+	out := slices.Clone(rec)
+	off := 9 + 2 + 32
+	off += 1 + int(out[off])
+	off += 2 + (int(out[off])<<8 | int(out[off+1]))
+	off += 1 + int(out[off])
+	extLen := off
+	for i := off + 2; i+4 <= len(out); {
+		n := int(out[i+2])<<8 | int(out[i+3])
+		if uint16(out[i])<<8|uint16(out[i+1]) == typ {
+			out = append(out[:i], out[i+4+n:]...)
+			n = len(out) - 5
+			out[3], out[4] = byte(n>>8), byte(n)
+			n = len(out) - 9
+			out[6], out[7], out[8] = byte(n>>16), byte(n>>8), byte(n)
+			n = len(out) - extLen - 2
+			out[extLen], out[extLen+1] = byte(n>>8), byte(n)
+			return out
+		}
+		i += 4 + n
+	}
+	t.Fatalf("no extension %d", typ)
+	return nil
 }

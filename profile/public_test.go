@@ -89,7 +89,7 @@ func TestPublicProfilesHTTP(t *testing.T) {
 	for _, f := range s.HeaderSet(profile.Navigate, profile.H2).Header {
 		order = append(order, f.Name)
 	}
-	if want := []string{"sec-fetch-dest", "user-agent", "accept", "sec-fetch-site", "sec-fetch-mode", "accept-language", "priority", "accept-encoding"}; !slices.Equal(order, want) {
+	if want := []string{"sec-fetch-dest", "user-agent", "accept", "sec-fetch-site", "sec-fetch-mode", "accept-language", "cookie", "priority", "accept-encoding"}; !slices.Equal(order, want) {
 		t.Errorf("safari navigate order %q, want %q", order, want)
 	}
 
@@ -112,7 +112,7 @@ func TestPublicProfilesHTTP(t *testing.T) {
 		for _, f := range h1.Header {
 			names = append(names, f.Name)
 		}
-		if !slices.Equal(names, []string{"Host", "Connection", "Accept-Encoding", "User-Agent"}) || h1.Header.Get("Connection") != "Keep-Alive" {
+		if !slices.Equal(names, []string{"Host", "Connection", "Accept-Encoding", "User-Agent", "Cookie"}) || h1.Header.Get("Connection") != "Keep-Alive" {
 			t.Errorf("okhttp %v h1 set %+v", k, h1.Header)
 		}
 	}

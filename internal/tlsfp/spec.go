@@ -144,7 +144,7 @@ func compile(p *profile.Profile, alpn []string) (*template, error) {
 		t.resumed = r
 		return t, nil
 	}
-	t.resumed = t.deriveResumed(p.Browser)
+	t.resumed = t.deriveResumed(p.TLS.ResumeOmitsSessionTicket)
 	return t, nil
 }
 
@@ -173,7 +173,7 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 			if err != nil {
 				return nil, fmt.Errorf("tlsfp: profile %s: %w", p.Name, err)
 			}
-			shape.x25519Enc = (p.Browser == profile.Chrome || p.Browser == profile.Edge) && shape.encLen == 32
+			shape.x25519Enc = p.TLS.ECHX25519Key && shape.encLen == 32
 			t.ech = shape
 		case utls.PreSharedKeyExtension:
 			if !resumed {
@@ -194,14 +194,15 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 }
 
 // deriveResumed builds the resumed shape from a full hello: a
-// pre_shared_key extension last (after Chrome's final GREASE), and for
-// Firefox without the session_ticket extension.
-func (t *template) deriveResumed(b profile.Browser) *template {
+// pre_shared_key extension last (after Chrome's final GREASE), and without
+// the session_ticket extension when omitTicket (the profile's
+// TLS.ResumeOmitsSessionTicket: Firefox).
+func (t *template) deriveResumed(omitTicket bool) *template {
 	r := *t
 	r.resumed = nil
 	r.spec.Extensions = nil
 	for _, e := range t.spec.Extensions {
-		if _, ok := e.(*utls.SessionTicketExtension); ok && b == profile.Firefox {
+		if _, ok := e.(*utls.SessionTicketExtension); ok && omitTicket {
 			continue
 		}
 		r.spec.Extensions = append(r.spec.Extensions, e)
