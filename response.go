@@ -118,8 +118,9 @@ func (r *h1Response) fill() {
 	r.Body = &r.body
 }
 
-// Trailer returns the trailer fields of a chunked or HTTP/2 body; it is
-// empty until Body has been read to the end.
+// Trailer returns the trailer fields of a chunked or HTTP/2 body. Call it
+// only once Body has been read to the end: before, it may be empty, and
+// over HTTP/2 the connection may be filling it in.
 func (r *Response) Trailer() Header {
 	if r.trailer == nil {
 		return nil
