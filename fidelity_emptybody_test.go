@@ -61,10 +61,10 @@ func TestEmptyBodyContentLength(t *testing.T) {
 // carries content-length: 0 at the place of the browser's POST with a
 // body, over h2 and HTTP/1.1; a GET carries none.
 func TestEmptyBodyOnTheWire(t *testing.T) {
-	for _, h2 := range []bool{true, false} {
-		e := newEchoSession(t, "chrome", h2)
-		for _, m := range []string{"POST", "GET"} {
-			resp, err := e.s.Do(context.Background(), &Request{Method: m, URL: e.origin + "/api/all", Kind: profile.Fetch})
+	run(t, func(t *testing.T, m mode) {
+		e := newEchoSession(t, "chrome", m == modeH2)
+		for _, method := range []string{"POST", "GET"} {
+			resp, err := e.s.Do(context.Background(), &Request{Method: method, URL: e.origin + "/api/all", Kind: profile.Fetch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,15 +72,15 @@ func TestEmptyBodyOnTheWire(t *testing.T) {
 		}
 		got := e.received(t, 2)
 		if v, ok := got[0].Lookup("content-length"); !ok || v != "0" {
-			t.Errorf("h2 %v: POST without a body: content-length %q (%v), want \"0\"; fields %v", h2, v, ok, names(got[0]))
+			t.Errorf("POST without a body: content-length %q (%v), want \"0\"; fields %v", v, ok, names(got[0]))
 		}
 		if _, ok := got[0].Lookup("content-type"); ok {
-			t.Errorf("h2 %v: a fetch() POST without a body sent a Content-Type", h2)
+			t.Errorf("a fetch() POST without a body sent a Content-Type")
 		}
 		if _, ok := got[1].Lookup("content-length"); ok {
-			t.Errorf("h2 %v: GET sent a Content-Length", h2)
+			t.Errorf("GET sent a Content-Length")
 		}
-	}
+	})
 }
 
 // testOrigin is the request origin the header assembly tests give.

@@ -228,8 +228,9 @@ func TestCookieOrderMatchesRecordings(t *testing.T) {
 	}
 	for _, name := range []string{"chrome", "firefox"} {
 		rec := readFlowRecording(t, name)
-		for _, h2 := range []bool{true, false} {
-			t.Run(name+map[bool]string{true: "/h2", false: "/h1"}[h2], func(t *testing.T) {
+		t.Run(name, func(t *testing.T) {
+			run(t, func(t *testing.T, m mode) {
+				h2 := m == modeH2
 				_, got := sendFlows(t, name, h2, calls)
 				for i, c := range calls {
 					want := names(rec.request(t, h2, c.method, c.path))
@@ -245,7 +246,7 @@ func TestCookieOrderMatchesRecordings(t *testing.T) {
 					}
 				}
 			})
-		}
+		})
 	}
 }
 
@@ -264,8 +265,9 @@ func TestBodyOrderMatchesRecordings(t *testing.T) {
 	}
 	for _, name := range []string{"chrome", "firefox"} {
 		rec := readFlowRecording(t, name)
-		for _, h2 := range []bool{true, false} {
-			t.Run(name+map[bool]string{true: "/h2", false: "/h1"}[h2], func(t *testing.T) {
+		t.Run(name, func(t *testing.T) {
+			run(t, func(t *testing.T, m mode) {
+				h2 := m == modeH2
 				origin, got := sendFlows(t, name, h2, calls)
 				for i, c := range calls {
 					recorded := rec.request(t, h2, c.method, c.path)
@@ -286,7 +288,7 @@ func TestBodyOrderMatchesRecordings(t *testing.T) {
 					}
 				}
 			})
-		}
+		})
 	}
 }
 

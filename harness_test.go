@@ -1,16 +1,20 @@
 package guise
 
 import (
+	"context"
 	"crypto/x509"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/guise-http/guise/internal/testpeer"
 )
 
 // mode is a protocol configuration that a behaviour test runs under; see
-// run. To add one (HTTP/3, WebSocket), add its constant, its cases in alpn,
+// run. Where time matters, a test runs its modes inside a testing/synctest
+// bubble with newPipeOrigin, whose server and connections are in memory. To add one (HTTP/3, WebSocket), add its constant, its cases in alpn,
 // proto and newOrigin, and, once every behaviour test passes under it, put
 // it in defaultModes; until then tests opt in by listing it.
 type mode string
@@ -92,4 +96,69 @@ func (o *origin) session(t testing.TB, tr *Transport) *Session {
 	s := &Session{RootCAs: o.roots, Transport: tr}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipe pairs, so
+// that a server and a Transport can run inside a testing/synctest bubble,
+// where time is virtual and real sockets cannot go.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 443} }
+
+// dial is a Transport.DialContext reaching l whatever the address.
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	c, s := net.Pipe()
+	select {
+	case l.conns <- s:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// newPipeOrigin serves h in mode m (over TLS: modeH1 or modeH2) inside the
+// calling synctest bubble and returns a Transport dialing it (with the
+// timeouts of tr's fields) and its URL. Both close when the test ends.
+func newPipeOrigin(t *testing.T, m mode, h http.Handler, tr *Transport) (*Transport, string) {
+	cert := testpeer.Localhost(t)
+	srv := &http.Server{Handler: h, TLSConfig: cert.ServerConfig(), Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(m == modeH2)
+	l := newPipeListener()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.ServeTLS(l, "", "")
+	}()
+	tr.DialContext = l.dial
+	t.Cleanup(func() {
+		tr.Close()
+		srv.Close()
+		<-done
+	})
+	return tr, "https://localhost/"
 }
