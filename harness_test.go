@@ -140,11 +140,11 @@ func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) 
 	}
 }
 
-// newPipeOrigin serves h in mode m (over TLS: modeH1 or modeH2) inside the
-// calling synctest bubble and returns a Transport dialing it (with the
-// timeouts of tr's fields) and its URL. Both close when the test ends.
-func newPipeOrigin(t *testing.T, m mode, h http.Handler, tr *Transport) (*Transport, string) {
-	cert := testpeer.Localhost(t)
+// newPipeOrigin serves h in mode m (over TLS: modeH1 or modeH2, with cert)
+// inside the calling synctest bubble and returns tr, dialing it, and its
+// URL. Both close when the test ends. The bubble's clock starts in 2000:
+// make cert outside it, and do not verify it inside.
+func newPipeOrigin(t *testing.T, m mode, cert *testpeer.Cert, h http.Handler, tr *Transport) (*Transport, string) {
 	srv := &http.Server{Handler: h, TLSConfig: cert.ServerConfig(), Protocols: new(http.Protocols)}
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(m == modeH2)

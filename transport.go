@@ -371,6 +371,16 @@ func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options,
 	return c, grant{reserved: c.h2 != nil}, nil
 }
 
+// lifeContext is the context of a dial that outlives its request: it ends
+// with the Transport (Context) and carries the request's values (vals),
+// such as an httptrace.ClientTrace that net.Dialer reports to.
+type lifeContext struct {
+	context.Context
+	vals context.Context
+}
+
+func (c lifeContext) Value(key any) any { return c.vals.Value(key) }
+
 // dialed is the outcome of dialPooled's dial.
 type dialed struct {
 	c   *conn
@@ -387,11 +397,7 @@ func (st *transportState) dialPooled(ctx context.Context, key pool.Key, o *optio
 	go func() {
 		// Not ctx: the dial outlives a caller who gives up, but not the
 		// Transport.
-		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		stop := context.AfterFunc(st.life, cancel)
-		c, err := st.dialConn(dctx, key, &oc, trace)
-		stop()
-		cancel()
+		c, err := st.dialConn(lifeContext{st.life, ctx}, key, &oc, trace)
 		switch {
 		case err != nil:
 			st.pool.Failed(key, l)
