@@ -17,8 +17,8 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// The engines' errors, re-exported in errors_engine.go, reach the caller
-// inside the *Error a call returns.
+// The engines' errors reach the caller
+// inside the *Error a call returns (errors.go re-exports them).
 
 // wantGuiseError checks that err is an *Error and returns it.
 func wantGuiseError(t *testing.T, err error) *Error {

@@ -2,7 +2,9 @@ package guise
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
+	"golang.org/x/net/http2"
 )
 
 // TestH2RequestsQueueOnOneConnection: 1,000 concurrent GETs on one
@@ -67,5 +72,68 @@ func TestH2RequestsQueueOnOneConnection(t *testing.T) {
 	}
 	if c := conns.Load(); c != 1 {
 		t.Errorf("%d connections for %d requests to one origin, want 1", c, n)
+	}
+}
+
+// TestGoAwayRetriesShareOneDial: 20 requests on a connection that allows
+// one stream at a time, 19 of them waiting for it, are all left unprocessed
+// by a GOAWAY (last stream 0). Each is sent again, and the retries share one
+// new connection instead of dialing one each.
+func TestGoAwayRetriesShareOneDial(t *testing.T) {
+	var conns atomic.Int32
+	h2srv := &http2.Server{}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	srv := testpeer.ListenTLS(t, testpeer.Handle(func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if conns.Add(1) > 1 {
+			// x/net's server wants the handshake done (it rejects TLS
+			// below 1.2, and a conn not yet shaken reads as none).
+			if c.(*tls.Conn).Handshake() == nil {
+				h2srv.ServeConn(c, &http2.ServeConnOpts{Handler: handler})
+			}
+			return
+		}
+		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		if fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1}) != nil {
+			return
+		}
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if _, ok := f.(*http2.HeadersFrame); ok {
+				time.Sleep(50 * time.Millisecond) // the others queue meanwhile
+				fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+				return
+			}
+		}
+	}), "h2")
+	s := &Session{RootCAs: testpeer.Localhost(t).Roots}
+	defer s.Close()
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := s.Get(context.Background(), "https://"+srv.Addr+"/")
+			if err != nil {
+				t.Errorf("request %d: %v", i, err)
+				return
+			}
+			if b, err := resp.Bytes(); err != nil || string(b) != "ok" {
+				t.Errorf("request %d: %q, %v", i, b, err)
+			}
+		}()
+		if i == 0 {
+			time.Sleep(20 * time.Millisecond) // the first takes the one stream
+		}
+	}
+	wg.Wait()
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2: the first and one for every retry", n)
 	}
 }

@@ -258,7 +258,11 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		// HTTP/2 a refused stream or one past a GOAWAY, over HTTP/1.1
 		// a reused connection the server had closed.
 		if ctx.Err() == nil && (c.h2 != nil && h2.CanRetry(err) || c.h2 == nil && g.reused && errors.Is(err, h1.ErrNoResponse)) {
-			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 != nil}
+			// A retry after a GOAWAY goes through the pool, which retires
+			// the connection and dials one for all the requests it
+			// failed; after REFUSED_STREAM on a connection still taking
+			// requests, the retry dials its own.
+			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 != nil && c.h2.Usable()}
 		}
 		return nil, classify(ctx, err)
 	}
