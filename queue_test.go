@@ -17,7 +17,7 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// TestH2RequestsQueueOnOneConnection: 1,000 concurrent GETs on one
+// TestH2RequestsQueueOnOneConnection (RELIABILITY L-20): 1,000 concurrent GETs on one
 // Session to an HTTP/2 origin that allows 100 streams at a time all
 // complete, as a browser's would, over one connection: the requests past
 // the stream limit wait on it for a stream instead of failing or dialing
@@ -75,7 +75,7 @@ func TestH2RequestsQueueOnOneConnection(t *testing.T) {
 	}
 }
 
-// TestGoAwayRetriesShareOneDial: 20 requests on a connection that allows
+// TestGoAwayRetriesShareOneDial (RELIABILITY L-21): 20 requests on a connection that allows
 // one stream at a time, 19 of them waiting for it, are all left unprocessed
 // by a GOAWAY (last stream 0). Each is sent again, and the retries share one
 // new connection instead of dialing one each.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestDroppedSessionLivesUntilBodyClosed: a Session the program no longer
+// TestDroppedSessionLivesUntilBodyClosed (RELIABILITY L-19): a Session the program no longer
 // references once its call has begun is not closed under the request by
 // its garbage-collection cleanup: the call and its body keep it alive.
 func TestDroppedSessionLivesUntilBodyClosed(t *testing.T) {
