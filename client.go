@@ -114,6 +114,10 @@ type Session struct {
 	Redirect RedirectPolicy
 	// MaxRedirects caps a redirect chain; 0 means DefaultMaxRedirects.
 	MaxRedirects int
+	// Protocol limits the HTTP versions requests use; the zero value,
+	// AnyProtocol, is as the browser. HTTP1 offers only http/1.1 in the
+	// ClientHello, as the browser does with HTTP/2 disabled.
+	Protocol Protocol
 
 	once  sync.Once
 	state *sessionState
