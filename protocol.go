@@ -1,5 +1,7 @@
 package guise
 
+import "fmt"
+
 // Protocol says which HTTP versions a request may use. The zero value,
 // AnyProtocol, is what the browser does. It is part of a connection's
 // identity: a connection whose ClientHello offered h2 is never used for a
@@ -35,4 +37,22 @@ func (p Protocol) String() string {
 		return protocolNames[p]
 	}
 	return "unknown protocol"
+}
+
+// alpnHTTP1 is the offer of an HTTP1 connection; tlsfp then sends the
+// profile's recorded HTTP/1.1-only hello (profile.TLS.HelloHTTP1).
+var alpnHTTP1 = []string{"http/1.1"}
+
+// resolveProtocol is the protocol a request runs with: the Request's,
+// unless AnyProtocol, else the Session's. HTTP3, and any value without a
+// name, fails with ErrProtocolUnsupported before anything is sent.
+func resolveProtocol(req, session Protocol) (Protocol, error) {
+	p := pick(req, session)
+	switch p {
+	case AnyProtocol, HTTP1, HTTP2:
+		return p, nil
+	case HTTP3:
+		return p, fmt.Errorf("%w: %v (HTTP/3 is not implemented yet)", ErrProtocolUnsupported, p)
+	}
+	return p, fmt.Errorf("%w: Protocol(%d)", ErrProtocolUnsupported, uint8(p))
 }
