@@ -48,6 +48,9 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
 	o := options{profile: c, insecure: req.InsecureSkipVerify, isolated: true}
+	if o.protocol, err = resolveProtocol(req.Protocol, AnyProtocol); err != nil {
+		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
+	}
 	if req.RootCAs != nil {
 		o.rootCAs, o.rootsID = req.RootCAs, rootsID(req.RootCAs)
 	}
@@ -114,6 +117,10 @@ type Session struct {
 	Redirect RedirectPolicy
 	// MaxRedirects caps a redirect chain; 0 means DefaultMaxRedirects.
 	MaxRedirects int
+	// Protocol limits the HTTP versions requests use; the zero value,
+	// AnyProtocol, is as the browser. HTTP1 offers only http/1.1 in the
+	// ClientHello, as the browser does with HTTP/2 disabled.
+	Protocol Protocol
 
 	once  sync.Once
 	state *sessionState
@@ -216,6 +223,9 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 		rootCAs:  s.RootCAs,
 		rootsID:  s.state.rootsID,
 		trust:    s.TrustStore,
+	}
+	if o.protocol, err = resolveProtocol(req.Protocol, s.Protocol); err != nil {
+		return options{}, err
 	}
 	if req.RootCAs != nil {
 		o.rootCAs, o.rootsID = req.RootCAs, rootsID(req.RootCAs)
@@ -475,7 +485,7 @@ func (ch *chain) redirect(resp *Response, hop *Request, u *parsedURL) (*Request,
 		redirected: true,
 		Method:     hop.method(), URL: target.String(), Kind: hop.Kind,
 		Profile: hop.Profile, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
-		RootCAs: hop.RootCAs, Scripted: hop.Scripted,
+		RootCAs: hop.RootCAs, Scripted: hop.Scripted, Protocol: hop.Protocol,
 	}
 	keepBody := true
 	switch resp.StatusCode {

@@ -19,7 +19,8 @@
 //     every Session keeps its own jar.
 //
 // Within a pool a connection is used only for requests with the same
-// origin, proxy (and proxy credentials), profile and TLS settings. Tickets
+// origin, proxy (and proxy credentials), profile, TLS settings and, for
+// https, protocol offer (see Protocols). Tickets
 // from an HTTPS proxy are kept apart from the origins' tickets.
 //
 // # Header fields
@@ -91,7 +92,22 @@
 // HTTP/2 connection, as in a browser: requests past the server's
 // MAX_CONCURRENT_STREAMS wait on it for a stream, and a second connection is
 // dialed only once the first goes away. The first request to an https origin
-// dials alone; the others wait to learn which protocol the server picked.
+// dials alone; the others wait to learn which protocol the server picked
+// (unless the requests are HTTP1, which cannot turn out HTTP/2).
+//
+// # Protocols
+//
+// Session.Protocol and Request.Protocol (a Request's non-zero value wins)
+// choose the HTTP versions. The zero value, AnyProtocol, is the browser's
+// choice: the ClientHello offers h2 and http/1.1 and the server's ALPN
+// answer picks. HTTP1 offers http/1.1 alone, with the hello the browser
+// sends with HTTP/2 disabled (recorded: Chrome's without ALPS, Firefox's
+// otherwise unchanged), and the browser's HTTP/1.1 header sets. HTTP2 is
+// AnyProtocol without HTTP/3. HTTP3 fails with ErrProtocolUnsupported: guise
+// does not speak it yet. Connections of an HTTP1 request are never shared
+// with connections that offered h2, in either direction, so a Transport
+// may serve both. A redirect chain keeps its first request's Protocol.
+// Plain http:// is HTTP/1.1 whatever the Protocol.
 //
 // A request is sent a second time, once and on a new connection, only when the
 // server provably did not process it (a reused HTTP/1.1 connection closed

@@ -124,6 +124,10 @@ var ErrUnsupportedScheme = errors.New("guise: unsupported URL scheme")
 // ErrClosed: the Session or Transport was closed.
 var ErrClosed = errors.New("guise: closed")
 
+// ErrProtocolUnsupported: the request's Protocol asks for a version guise
+// does not speak (HTTP3, for now). Nothing was sent.
+var ErrProtocolUnsupported = errors.New("guise: protocol not supported")
+
 // opName is the method as net/http's url.Error.Op spells it: "Get", "Post".
 func opName(m string) string {
 	switch m {

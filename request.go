@@ -69,6 +69,9 @@ type Request struct {
 	Proxy              string
 	Timeout            time.Duration
 	InsecureSkipVerify bool
+	// Protocol, when not AnyProtocol, overrides the Session's Protocol;
+	// the hops of a redirect chain keep it.
+	Protocol Protocol
 	// redirected marks a request guise made to follow a redirect (here, by
 	// the bool above, to keep the Request within 288 bytes).
 	redirected bool

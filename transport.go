@@ -166,6 +166,9 @@ type options struct {
 	// proxyEnv: proxy came from the environment (ProxyFromEnvironment),
 	// which names it per URL, so each redirect hop looks it up again.
 	proxyEnv bool
+	// protocol limits the HTTP versions (see protocol.go); never HTTP3,
+	// which resolveProtocol refuses.
+	protocol Protocol
 }
 
 // TrustStore chooses the root certificates used to verify servers.
@@ -223,7 +226,8 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	if err := validHeader(req.Header, proxyAuth); err != nil {
 		return nil, err
 	}
-	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID()}
+	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID(),
+		HTTP1Only: o.protocol == HTTP1 && u.scheme == "https"}
 	if o.proxy != nil {
 		key.Proxy = o.proxy.key
 	}
@@ -563,6 +567,9 @@ func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.K
 		RootCAs:            o.rootCAs,
 		TrustStore:         o.trust,
 		InsecureSkipVerify: o.insecure,
+	}
+	if key.HTTP1Only {
+		cfg.ALPN = alpnHTTP1 // the profile's recorded h1-only hello
 	}
 	if !o.isolated {
 		cfg.Sessions = st.sessions

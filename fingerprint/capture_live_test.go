@@ -106,6 +106,7 @@ func checkLiveCapture(t *testing.T, s *Server, browser, profileName string) {
 		t.Fatal("no h2 connection with requests")
 	}
 	checkDrift(t, recs, profileName)
+	checkDriftHTTP1(t, recs, profileName)
 	p, err := BuildProfile(recs, "")
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func ExampleNames() {
 		fmt.Println(name)
 	}
 	// Output:
+	// chrome156-android
 	// chrome156-linux
 	// chrome156-macos
 	// chrome156-windows

@@ -8,8 +8,9 @@
 //
 // What it derives rather than copies is written into each profile's Source:
 // desktop Chrome's user-agent and sec-ch-ua values per OS (the recording is
-// headless Chromium, which differs only in those values), Edge's values, and
-// the HTTP/1.1 header sets (see h1Set).
+// headless Chromium, which differs only in those values), Edge's values,
+// Chrome on Android's (chromeAndroid), and the HTTP/1.1 header sets (see
+// h1Set).
 //
 // It also writes the profiles built from public facts rather than
 // recordings (Safari, OkHttp): gen_public.go describes them and
@@ -135,6 +136,8 @@ func main() {
 		out = append(out, e)
 	}
 
+	out = append(out, chromeAndroid(out[0]))
+
 	ff := fromRecording(firefox, profile.Firefox, 153, profile.Root)
 	ff.OS = profile.Linux
 	ff.Name = profile.CanonicalName(ff.Browser, ff.Version, ff.OS)
@@ -177,6 +180,28 @@ func main() {
 
 	out = append(out, publicProfiles()...)
 	write(out)
+}
+
+// chromeAndroid derives Chrome 156 on Android from linux, the profile of
+// the recorded Chromium 156: the same network stack (BoringSSL, the HTTP/2
+// and HTTP/1.1 code, the header order), so only the values that name the
+// platform change. The user-agent is the reduced one Chrome on Android
+// sends (platform "Linux; Android 10; K", "Mobile" before "Safari").
+func chromeAndroid(linux *profile.Profile) *profile.Profile {
+	if linux.Name != "chrome156-linux" {
+		log.Fatalf("chromeAndroid: derived from %s, want chrome156-linux", linux.Name)
+	}
+	p := linux.Clone()
+	p.OS = profile.Android
+	p.Name = profile.CanonicalName(p.Browser, p.Version, p.OS)
+	p.Recorded = false
+	p.Source = "not recorded: Google Chrome 156 on Android runs the network stack of Chromium 156, so the TLS hellos, HTTP/2 preface, priorities, HPACK style and the header sets (order, case, values) are those of chrome156-linux, from the chromium 156 recordings (testdata/recordings/chromium-156*.json), assumed identical; header values derived for Chrome on Android: the reduced mobile user-agent (\"Linux; Android 10; K\", \"Mobile Safari\"), sec-ch-ua-mobile ?1, sec-ch-ua-platform \"Android\""
+	setValues(p, map[string]string{
+		"user-agent":         "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36",
+		"sec-ch-ua-mobile":   "?1",
+		"sec-ch-ua-platform": `"Android"`,
+	})
+	return p
 }
 
 // chromiumHPACK is the HPACK encoder of Chromium 156 (quiche): Huffman when

@@ -18,7 +18,7 @@ import (
 
 func TestNames(t *testing.T) {
 	names := Names()
-	want := []string{"chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows",
+	want := []string{"chrome156-android", "chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows",
 		"firefox153-linux", "firefox153-macos", "firefox153-windows", "okhttp4-android", "safari18-ios", "safari18-macos"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Names() = %q, want %q", names, want)
@@ -43,6 +43,8 @@ func TestLookup(t *testing.T) {
 		{"safari18-ios", "safari18-ios"},
 		{"okhttp", "okhttp4-android"},
 		{"okhttp4", "okhttp4-android"},
+		{"chrome-android", "chrome156-android"},
+		{"Chrome156-Android", "chrome156-android"},
 	} {
 		p, err := Lookup(tc.in)
 		if err != nil {
@@ -107,7 +109,7 @@ func recordedHello(t *testing.T, file string) []byte {
 
 func TestRecordedData(t *testing.T) {
 	chromeHello := recordedHello(t, "chromium-156.json")
-	for _, name := range []string{"chrome156-linux", "chrome156-windows", "chrome156-macos", "edge156-windows"} {
+	for _, name := range []string{"chrome156-linux", "chrome156-windows", "chrome156-macos", "edge156-windows", "chrome156-android"} {
 		p, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)

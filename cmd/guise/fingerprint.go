@@ -213,6 +213,9 @@ func recordedWord(p *profile.Profile) string {
 	if p.Recorded {
 		return "recorded from the real browser"
 	}
+	if from := derivedFrom(p); from != "" {
+		return "wire format of " + from + ", header values derived, not recorded"
+	}
 	return "built from public facts, not recorded here"
 }
 

@@ -37,6 +37,7 @@ const (
 	exitRecv             = 56 // CURLE_RECV_ERROR
 	exitProtocol         = 8  // CURLE_WEIRD_SERVER_REPLY
 	exitTooManyRedirects = 47 // CURLE_TOO_MANY_REDIRECTS
+	exitUnsupported      = 1  // CURLE_UNSUPPORTED_PROTOCOL
 	exitCancelled        = 130
 )
 
@@ -64,6 +65,7 @@ type getFlags struct {
 	cookieOut string
 	raw       bool
 	compress  bool
+	proto     protocolFlags
 }
 
 func newGetCmd() *cobra.Command {
@@ -73,6 +75,7 @@ func newGetCmd() *cobra.Command {
 		Short: "Fetch a URL as a browser would (curl-like flags)",
 		Example: `  guise get https://example.com/
   guise get -i --profile firefox https://example.com/
+  guise get -I --http1.1 https://example.com/
   guise get -X POST -H 'content-type: application/json' -d '{"a":1}' https://example.com/api
   guise get -o big.iso --resolve example.com:443:127.0.0.1 https://example.com/big.iso`,
 		Args: cobra.ExactArgs(1),
@@ -104,6 +107,7 @@ func newGetCmd() *cobra.Command {
 	fl.StringVarP(&f.cookieOut, "cookie-jar", "c", "", "write the cookies to FILE (Netscape format; .json for JSON) afterwards")
 	fl.BoolVar(&f.compress, "compressed", true, "ask for a compressed body and decode it (the profile's Accept-Encoding; always on)")
 	fl.BoolVar(&f.raw, "raw", false, "hand the body over as received, without undoing its Content-Encoding")
+	f.proto.register(cmd)
 	return cmd
 }
 
@@ -169,7 +173,7 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 		}
 	}
 	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t,
-		Proxy: f.proxy, MaxRedirects: f.maxRedirs, Jar: jar, RawBody: f.raw}
+		Proxy: f.proxy, MaxRedirects: f.maxRedirs, Jar: jar, RawBody: f.raw, Protocol: f.proto.protocol()}
 	if f.cacert != "" {
 		if s.RootCAs, err = readCACert(f.cacert); err != nil {
 			return &exitError{exitCACert, err}
@@ -368,6 +372,8 @@ func requestError(err error) error {
 		return &exitError{exitCancelled, err}
 	case errors.As(err, &te), errors.Is(err, context.DeadlineExceeded):
 		return &exitError{exitTimeout, err}
+	case errors.Is(err, guise.ErrProtocolUnsupported):
+		return &exitError{exitUnsupported, err}
 	case errors.Is(err, guise.ErrRefusedToSend), errors.Is(err, guise.ErrUnsupportedScheme):
 		return &exitError{exitURL, err}
 	case errors.As(err, &dnsErr):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"text/tabwriter"
 
@@ -14,7 +15,8 @@ func newProfilesCmd() *cobra.Command {
 		Short: "List the browser profiles",
 		Long: `List the embedded browser profiles: name, browser, version, operating system,
 and whether the wire format was recorded from the real browser or built
-from public facts. "` + profile.Default + `" (the default) is the newest Chrome on ` + profile.DefaultOS.String() + `.`,
+from public facts (or, "derived from", reuses a recorded profile's wire format
+with header values of its own). "` + profile.Default + `" (the default) is the newest Chrome on ` + profile.DefaultOS.String() + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			def, err := profile.Lookup(profile.Default)
@@ -31,6 +33,9 @@ from public facts. "` + profile.Default + `" (the default) is the newest Chrome 
 				src := "recorded"
 				if !p.Recorded {
 					src = "public facts"
+					if from := derivedFrom(p); from != "" {
+						src = "derived from " + from
+					}
 				}
 				if p == def {
 					name += " (default)"
@@ -40,4 +45,17 @@ from public facts. "` + profile.Default + `" (the default) is the newest Chrome 
 			return w.Flush()
 		},
 	}
+}
+
+// derivedFrom names the recorded profile whose wire format (the recorded
+// ClientHello) p reuses, "" if none: p's header values are then derived
+// (Edge, Chrome on Android), not its wire format.
+func derivedFrom(p *profile.Profile) string {
+	for _, name := range profile.Names() {
+		r, err := profile.Lookup(name)
+		if err == nil && r.Recorded && bytes.Equal(r.TLS.Hello, p.TLS.Hello) {
+			return r.Name
+		}
+	}
+	return ""
 }

@@ -25,8 +25,16 @@ func TestProfilesCmd(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
 		switch {
 		case strings.HasPrefix(line, "edge156-windows"):
-			if !strings.Contains(line, "public facts") || !strings.Contains(line, "edge") {
+			if !strings.Contains(line, "derived from chrome156-linux") || !strings.Contains(line, "edge") {
 				t.Errorf("edge line %q", line)
+			}
+		case strings.HasPrefix(line, "chrome156-android"):
+			if !strings.Contains(line, "derived from chrome156-linux") || !strings.Contains(line, "android") {
+				t.Errorf("android line %q", line)
+			}
+		case strings.HasPrefix(line, "safari18-ios"):
+			if !strings.Contains(line, "public facts") {
+				t.Errorf("safari line %q", line)
 			}
 		case strings.HasPrefix(line, "firefox153-linux"):
 			if !strings.Contains(line, "recorded") || !strings.Contains(line, "153") || !strings.Contains(line, "linux") {

@@ -8,7 +8,8 @@
 // something it was not made for; scopes that share nothing use separate
 // pools.
 //
-// An https key does not say which protocol its server picks. The first
+// An https key does not say which protocol its server picks (unless it
+// offers HTTP/1.1 alone: Key.HTTP1Only). The first
 // request to such a key dials alone and the others wait, as browsers do, to
 // learn whether the connection is shared (then they use it) or exclusive
 // (then each takes its own, up to MaxPerKey). A key whose shared connections
@@ -32,6 +33,10 @@ type Key struct {
 	Proxy   string // proxy URL including credentials; "" for a direct connection
 	Profile string // browser profile name
 	TLS     string // identity of the TLS options (trust store, roots, verification)
+	// HTTP1Only marks an https key whose connections offer http/1.1 alone
+	// in their ClientHello: they are never shared, so the key's first
+	// dial does not make the others wait to learn the protocol.
+	HTTP1Only bool
 }
 
 // ErrClosed is returned by Get after Close.
@@ -154,8 +159,8 @@ const (
 )
 
 // mayShare reports whether key's server may pick a shared protocol:
-// HTTP/2 is negotiated only over TLS.
-func mayShare(key Key) bool { return key.Scheme == "https" }
+// HTTP/2 is negotiated only over TLS, and only when offered.
+func mayShare(key Key) bool { return key.Scheme == "https" && !key.HTTP1Only }
 
 // waiter is a Get blocked at the per-key cap. It receives either a
 // connection handed over by Put, or permission to dial (ok with zero c).

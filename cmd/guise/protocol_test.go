@@ -1,0 +1,67 @@
+package main
+
+import (
+	"crypto/tls"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestGetProtocolFlags: --http1.1 offers http/1.1 alone and speaks
+// HTTP/1.1 to a server that would take h2; --http2 and no flag offer h2
+// and speak it; both at once are refused.
+func TestGetProtocolFlags(t *testing.T) {
+	var mu sync.Mutex
+	var offered [][]string
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Proto+"\n")
+	}))
+	ts.EnableHTTP2 = true
+	ts.TLS = &tls.Config{GetConfigForClient: func(chi *tls.ClientHelloInfo) (*tls.Config, error) {
+		mu.Lock()
+		offered = append(offered, slices.Clone(chi.SupportedProtos))
+		mu.Unlock()
+		return nil, nil
+	}}
+	ts.StartTLS()
+	defer ts.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flag, proto string
+		offer       []string
+	}{
+		{"--http1.1", "HTTP/1.1", []string{"http/1.1"}},
+		{"--http2", "HTTP/2.0", []string{"h2", "http/1.1"}},
+		{"", "HTTP/2.0", []string{"h2", "http/1.1"}},
+	} {
+		mu.Lock()
+		offered = nil
+		mu.Unlock()
+		args := []string{"-i", "--cacert", ca, ts.URL + "/"}
+		if c.flag != "" {
+			args = append([]string{c.flag}, args...)
+		}
+		out, errOut, code := get(t, args...)
+		if code != 0 || !strings.HasPrefix(out, c.proto+" 200") || !strings.HasSuffix(out, "\r\n\r\n"+c.proto+"\n") {
+			t.Errorf("guise get %q: exit %d, out %q, stderr %q", args, code, out, errOut)
+		}
+		mu.Lock()
+		if len(offered) != 1 || !slices.Equal(offered[0], c.offer) {
+			t.Errorf("guise get %q: hellos offered %q, want one offering %q", args, offered, c.offer)
+		}
+		mu.Unlock()
+	}
+	if _, _, code := get(t, "--http1.1", "--http2", "--cacert", ca, ts.URL+"/"); code == 0 {
+		t.Errorf("--http1.1 with --http2: exit %d, want a usage error", code)
+	}
+}
