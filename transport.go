@@ -487,7 +487,13 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 				return nil, err
 			}
 			if !cc.ReserveNewRequest() {
+				// The connection ended (or the server allowed no stream)
+				// before its first request: say why, as a dial's error.
+				cause := cc.Err()
 				cc.Close()
+				if cause != nil {
+					return nil, fmt.Errorf("guise: new HTTP/2 connection ended before its first stream: %w", cause)
+				}
 				return nil, errors.New("guise: new HTTP/2 connection refused a first stream")
 			}
 			if o.isolated {
