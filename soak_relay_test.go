@@ -14,13 +14,13 @@ import (
 type fault uint8
 
 const (
-	faultNone   fault = iota // relay both ways untouched
-	faultCut                 // close both sides after a random count of server bytes
-	faultStall               // stop relaying after a random count of server bytes, until the client leaves
-	faultReset               // reset the client's socket (RST) after a random count of server bytes
-	faultDrip                // relay the server's bytes one at a time, 1 ms apart
-	faultDup                 // send the first response head (TLS: the first record after the handshake) twice
-	faultEarly               // close once the request is sent, before any response byte
+	faultNone  fault = iota // relay both ways untouched
+	faultCut                // close both sides after a random count of server bytes
+	faultStall              // stop relaying after a random count of server bytes, until the client leaves
+	faultReset              // reset the client's socket (RST) after a random count of server bytes
+	faultDrip               // relay the server's bytes one at a time, 1 ms apart
+	faultDup                // send the first response head (TLS: the first record after the handshake) twice
+	faultEarly              // close once the request is sent, before any response byte
 	numFaults
 )
 

@@ -74,6 +74,11 @@ type Transport struct {
 
 	once  sync.Once
 	state *transportState
+
+	// http1Only, set by tests only, offers http/1.1 alone in ALPN (the
+	// profile's hello for that offer), so that the interop matrix runs
+	// HTTP/1.1 over TLS against servers that also speak h2.
+	http1Only bool
 }
 
 // transportState is what a Transport owns. It is separate from Transport so
@@ -96,6 +101,8 @@ type transportState struct {
 	headTO time.Duration
 	bodyTO time.Duration
 	closed sync.Once
+	// http1Only is Transport.http1Only.
+	http1Only bool
 }
 
 func (t *Transport) init() *transportState {
@@ -117,6 +124,7 @@ func (t *Transport) init() *transportState {
 		st.tlsTO = orDefault(t.TLSHandshakeTimeout, 10*time.Second)
 		st.headTO = t.ResponseHeaderTimeout
 		st.bodyTO = t.BodyIdleTimeout
+		st.http1Only = t.http1Only
 		t.state = st
 		runtime.AddCleanup(t, func(st *transportState) { st.close() }, st)
 	})
@@ -258,7 +266,11 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		// HTTP/2 a refused stream or one past a GOAWAY, over HTTP/1.1
 		// a reused connection the server had closed.
 		if ctx.Err() == nil && (c.h2 != nil && h2.CanRetry(err) || c.h2 == nil && g.reused && errors.Is(err, h1.ErrNoResponse)) {
-			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 != nil}
+			// The retry goes on a new connection: over HTTP/1.1 the
+			// pool's other idle connections to the server may be as dead
+			// as this one (a server closing idle connections closes them
+			// all), and a second one would use up the one retry.
+			return nil, &unprocessedError{err: classify(ctx, err), fresh: true}
 		}
 		return nil, classify(ctx, err)
 	}
@@ -568,6 +580,9 @@ func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.K
 	}
 	if !o.isolated {
 		cfg.Sessions = st.sessions
+	}
+	if st.http1Only {
+		cfg.ALPN = []string{"http/1.1"}
 	}
 	tc, state, err := tlsfp.Handshake(hctx, nc, host, &cfg)
 	if err != nil {
