@@ -19,7 +19,7 @@ import (
 	"github.com/guise-http/guise/internal/testpeer"
 )
 
-// The interop matrix (RELIABILITY S-13): every server users meet, started
+// The interop matrix (RELIABILITY S-7, S-13): every server users meet, started
 // by the test on 127.0.0.1 with TLS and ALPN h2 + http/1.1 from a config
 // the test writes, exercised by both profiles over both protocols.
 

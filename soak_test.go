@@ -548,7 +548,7 @@ func heapAlloc() uint64 {
 	return ms.HeapAlloc
 }
 
-// TestSoak (RELIABILITY S-1, S-2, S-3, S-5, S-6, S-7) runs a long mixed
+// TestSoak (RELIABILITY S-1, S-2, S-3, S-5, S-6, S-7, S-14) runs a long mixed
 // workload under faults: many Sessions, most sharing one Transport, some
 // with their own, and isolated calls; HTTP/1.1 and HTTP/2 over TLS and
 // HTTP/1.1 in the clear; gzip, br and zstd bodies; redirects that carry

@@ -39,6 +39,8 @@ srv.listen(+port, '127.0.0.1');
 // whose body is complete by its Content-Length is delivered whole, whether
 // END_STREAM came before RST_STREAM(NO_ERROR) or not at all; one cut short
 // fails with the stream error. The connection carries every next request.
+//
+// RELIABILITY H2-23.
 func TestInteropNodeRSTNoError(t *testing.T) {
 	bin := testpeer.Need(t, "node", "nodejs")
 	dir := t.TempDir()

@@ -13,6 +13,8 @@ import (
 // client to stop sending (RFC 9113 §8.1). The response stands and its body
 // reads to EOF, the body writer stops without sending more DATA, and the
 // connection carries the next request.
+//
+// RELIABILITY H2-23.
 func TestRSTNoErrorAfterCompleteResponse(t *testing.T) {
 	cc, p := ready(t, plainConfig())
 	body := bytes.Repeat([]byte("x"), 1<<20) // more than the 65535-byte window
@@ -62,6 +64,8 @@ func TestRSTNoErrorAfterCompleteResponse(t *testing.T) {
 
 // TestRSTNoErrorBeforeEnd: RST_STREAM(NO_ERROR) before the response ended
 // truncates it: the exchange fails with the stream error.
+//
+// RELIABILITY H2-23.
 func TestRSTNoErrorBeforeEnd(t *testing.T) {
 	cc, p := ready(t, plainConfig())
 	ch := goRoundTrip(context.Background(), cc, get("/cut"))
@@ -88,6 +92,8 @@ func TestRSTNoErrorBeforeEnd(t *testing.T) {
 // connection carries the next request. A body short of its length, or one
 // with no declared length, fails with the stream error instead: a
 // truncated body is never delivered as whole.
+//
+// RELIABILITY H2-23.
 func TestRSTNoErrorAfterContentLength(t *testing.T) {
 	cases := []struct {
 		name    string
