@@ -113,6 +113,11 @@ var (
 	// ErrBodyTruncated: the connection ended before the body did. It wraps
 	// io.ErrUnexpectedEOF.
 	ErrBodyTruncated = h1.ErrBodyTruncated
+	// ErrNoResponse: an HTTP/1.1 connection was closed or reset before a
+	// byte of the response arrived (or the request could not be written).
+	// A request on a reused connection whose body can be sent again is
+	// retried once on a new connection first.
+	ErrNoResponse = h1.ErrNoResponse
 )
 
 // ProtocolError reports a malformed response: what was malformed and how.

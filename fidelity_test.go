@@ -136,6 +136,7 @@ func TestSessionResumesTLSAndReusesH2(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-04.
 func TestIdleH2ConnectionsClose(t *testing.T) {
 	srv := &fingerprint.Server{}
 	if err := srv.Start(); err != nil {

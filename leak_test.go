@@ -243,6 +243,8 @@ func TestAbandonedH2DialGivesBackItsStream(t *testing.T) {
 // TestH2ChurnSettlesEveryRequest (RELIABILITY L-14): concurrent HTTP/2
 // requests through a front that cuts connections at random points (seeded)
 // each end, in a response or an error, and none hangs.
+//
+// RELIABILITY S-9.
 func TestH2ChurnSettlesEveryRequest(t *testing.T) {
 	o := newOrigin(t, modeH2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("b", 2048))

@@ -30,6 +30,8 @@ func silentServer(t *testing.T) string {
 // TestPhaseTimeouts (RELIABILITY S-4): each phase's timeout, set to 200ms
 // against a peer that stays silent in that phase, ends the request within
 // [200ms, 3s] in a TimeoutError naming the phase.
+//
+// RELIABILITY L-07.
 func TestPhaseTimeouts(t *testing.T) {
 	const to = 200 * time.Millisecond
 	silent := silentServer(t)

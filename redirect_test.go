@@ -43,6 +43,7 @@ func getJSON(t *testing.T, resp *Response, v any) {
 	}
 }
 
+// RELIABILITY R-08.
 func TestRedirectsFollowedLikeABrowser(t *testing.T) {
 	hb := newHTTPBin(t)
 	var s Session
@@ -77,6 +78,7 @@ func TestRedirectsFollowedLikeABrowser(t *testing.T) {
 	}
 }
 
+// RELIABILITY R-09.
 func TestRedirectMethodAndBody(t *testing.T) {
 	hb := newHTTPBin(t)
 	var s Session
@@ -125,6 +127,7 @@ func echoHeaders(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(r.Header)
 }
 
+// RELIABILITY.
 func TestCrossOriginRedirectDropsCredentialsForGood(t *testing.T) {
 	a := httptest.NewServer(http.HandlerFunc(echoHeaders))
 	defer a.Close()
@@ -138,6 +141,9 @@ func TestCrossOriginRedirectDropsCredentialsForGood(t *testing.T) {
 	req := &Request{URL: a.URL + "/go?to=" + url.QueryEscape(viaB), Header: Header{
 		{Name: "Authorization", Value: "Bearer secret"},
 		{Name: "Cookie", Value: "session=secret"},
+		{Name: "Cookie2", Value: "$Version=1"},
+		{Name: "WWW-Authenticate", Value: "Basic realm=x"},
+		{Name: "Proxy-Authenticate", Value: "Basic realm=p"},
 		{Name: "X-Foo", Value: "kept"},
 	}}
 	resp, err := s.Do(context.Background(), req)
@@ -146,7 +152,9 @@ func TestCrossOriginRedirectDropsCredentialsForGood(t *testing.T) {
 	}
 	var h http.Header
 	getJSON(t, resp, &h)
-	for _, name := range []string{"Authorization", "Cookie"} {
+	// (A caller's Proxy-Authorization never reaches an origin at all:
+	// TestRequestProxyAuthorization, RELIABILITY P-06; R-03's other half.)
+	for _, name := range []string{"Authorization", "Cookie", "Cookie2", "WWW-Authenticate", "Proxy-Authenticate"} {
 		if h.Get(name) != "" {
 			t.Errorf("%s came back after a cross-origin hop: %q", name, h.Get(name))
 		}
@@ -166,6 +174,7 @@ func TestCrossOriginRedirectDropsCredentialsForGood(t *testing.T) {
 	}
 }
 
+// RELIABILITY R-10.
 func TestBadLocationSendsNothing(t *testing.T) {
 	hits := 0
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -223,6 +232,7 @@ func TestRefererAndFetchSiteOnRedirects(t *testing.T) {
 	}
 }
 
+// RELIABILITY R-06.
 func TestRefererPolicy(t *testing.T) {
 	u := func(s string) *url.URL { v, _ := url.Parse(s); return v }
 	for _, tc := range []struct{ ref, target, want string }{
@@ -243,6 +253,8 @@ func TestRefererPolicy(t *testing.T) {
 // redirects forever, each response with a head just under the limit, gets
 // DefaultMaxRedirects+1 requests and then ErrTooManyRedirects, all on one
 // connection.
+//
+// RELIABILITY R-08.
 func TestEndlessRedirectsWithLargeHeads(t *testing.T) {
 	const limit = 64 << 10
 	big := strings.Repeat("x", limit-1024)

@@ -145,6 +145,7 @@ func encoded(t *testing.T, text []byte) *httptest.Server {
 	return ts
 }
 
+// RELIABILITY D-10.
 func TestContentDecoding(t *testing.T) {
 	text := bytes.Repeat([]byte("browser-shaped bytes "), 5000)
 	ts := encoded(t, text)

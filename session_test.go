@@ -135,6 +135,7 @@ func TestIsolatedCallsNeverShare(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-11.
 func TestSessionsShareOnlyThroughATransport(t *testing.T) {
 	ts := newTestServer(t, http.HandlerFunc(hello))
 	get := func(s *Session) {
@@ -234,6 +235,7 @@ func TestBadInputIsRefusedBeforeSending(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-06, L-07.
 func TestTimeouts(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
@@ -339,6 +341,7 @@ func TestTimeouts(t *testing.T) {
 	})
 }
 
+// RELIABILITY L-05.
 func TestRetryOnServerClosedIdleConnection(t *testing.T) {
 	ts := newTestServer(t, http.HandlerFunc(hello))
 	var s Session
@@ -432,6 +435,7 @@ func testSessionDropped(t *testing.T, ctx context.Context) {
 	}
 }
 
+// RELIABILITY R-07.
 func TestErrorMasksPassword(t *testing.T) {
 	_, err := Get(context.Background(), "http://user:secret@127.0.0.1:1/")
 	if err == nil || strings.Contains(err.Error(), "secret") {

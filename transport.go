@@ -262,11 +262,15 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 		// HTTP/2 a refused stream or one past a GOAWAY, over HTTP/1.1
 		// a reused connection the server had closed.
 		if ctx.Err() == nil && (c.h2 != nil && h2.CanRetry(err) || c.h2 == nil && g.reused && errors.Is(err, h1.ErrNoResponse)) {
-			// A retry after a GOAWAY goes through the pool, which retires
+			// Over HTTP/1.1 the retry dials: the pool's other idle
+			// connections to the server may be as dead as this one (a
+			// server closing idle connections closes them all), and a
+			// second failure would use up the one retry. Over HTTP/2, a
+			// retry after a GOAWAY goes through the pool, which retires
 			// the connection and dials one for all the requests it
 			// failed; after REFUSED_STREAM on a connection still taking
 			// requests, the retry dials its own.
-			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 != nil && c.h2.Usable()}
+			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 == nil || c.h2.Usable()}
 		}
 		return nil, classify(ctx, err)
 	}
@@ -495,7 +499,13 @@ func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options
 				return nil, err
 			}
 			if !cc.ReserveNewRequest() {
+				// The connection ended (or the server allowed no stream)
+				// before its first request: say why, as a dial's error.
+				cause := cc.Err()
 				cc.Close()
+				if cause != nil {
+					return nil, fmt.Errorf("guise: new HTTP/2 connection ended before its first stream: %w", cause)
+				}
 				return nil, errors.New("guise: new HTTP/2 connection refused a first stream")
 			}
 			if o.isolated {

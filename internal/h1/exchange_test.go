@@ -71,6 +71,7 @@ func expectServer(t *testing.T, mode string, got chan<- int) *server {
 	})
 }
 
+// RELIABILITY X-03.
 func TestExpectContinueX03(t *testing.T) {
 	for _, tc := range []struct {
 		mode   string
@@ -117,6 +118,7 @@ func TestExpectContinueX03(t *testing.T) {
 	}
 }
 
+// RELIABILITY X-04.
 func TestEarlyResponseX04(t *testing.T) {
 	for _, kind := range []string{"reader", "chunked", "bytes"} {
 		t.Run(kind, func(t *testing.T) {
@@ -214,6 +216,7 @@ func TestIdleCloseX06(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-06, L-07.
 func TestTimeouts(t *testing.T) {
 	t.Run("head", func(t *testing.T) {
 		s := newServer(t, func(c net.Conn) { readRequest(bufio.NewReader(c)); io.Copy(io.Discard, c) })

@@ -63,6 +63,8 @@ func TestFramingB2(t *testing.T) {
 }
 
 // TestRequestWireF17 checks the request-side framing on the wire.
+//
+// RELIABILITY F-17.
 func TestRequestWireF17(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 40000)
 	cases := []struct {

@@ -134,6 +134,7 @@ func runTCP(t *testing.T, resp string, cfg *Config, req *Request) outcome {
 	return o
 }
 
+// RELIABILITY H1-20.
 func TestResponseHeadB1(t *testing.T) {
 	big := func(n int) string { // a head of exactly n bytes
 		h := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: "

@@ -16,6 +16,7 @@ import (
 	"github.com/guise-http/guise/fields"
 )
 
+// RELIABILITY L-18.
 func TestBodyCloseEarlyReturnsCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cc, p := ready(t, plainConfig())
@@ -110,6 +111,7 @@ func TestContextCancel(t *testing.T) {
 	})
 }
 
+// RELIABILITY L-06, L-07.
 func TestTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cc, p := ready(t, plainConfig())

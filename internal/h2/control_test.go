@@ -32,6 +32,7 @@ func TestH2_12PushPromise(t *testing.T) {
 	})
 }
 
+// RELIABILITY S-9.
 func TestH2_13GoAway(t *testing.T) {
 	t.Run("graceful", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -86,6 +87,7 @@ func TestH2_13GoAway(t *testing.T) {
 	})
 }
 
+// RELIABILITY S-9.
 func TestH2_14RefusalStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for range 20 {
@@ -181,6 +183,7 @@ func TestH2_17LowConcurrencyLimit(t *testing.T) {
 	}
 }
 
+// RELIABILITY S-10.
 func TestH2_18PingHealthCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := plainConfig()

@@ -460,11 +460,22 @@ func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
 		}
 		return nil
 	}
-	if code == ErrCodeNo && s.recvEnd {
+	if code == ErrCodeNo && (s.recvEnd || completeByLength(s)) {
 		// A complete response, then RST_STREAM(NO_ERROR): the server asks
 		// the client to stop sending the request body, and the response
 		// stands (RFC 9113 §8.1: clients must not discard it). The body
 		// writer sees reset and stops; the received body stays readable.
+		//
+		// A response is complete when END_STREAM came, or when its head
+		// came and its body has every byte its Content-Length declared (or
+		// it has no body: HEAD, 204, 304), as Node's http2 compatibility
+		// layer sends when a handler never read the request. Chromium
+		// treats any RST_STREAM(NO_ERROR) after the head as the end of the
+		// body (SpdyStream::OnClose turns it into OK); x/net/http2 fails
+		// the body unless END_STREAM came first. Here a body without a
+		// declared length, or short of it, fails with the StreamError, so
+		// that a truncated body is never delivered as whole.
+		s.recvEnd = true
 		s.reset = true
 		cc.forgetLocked(s)
 		s.signal()
@@ -482,6 +493,19 @@ func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
 	cc.mu.Unlock()
 	cc.afterUnlock()
 	return nil
+}
+
+// completeByLength reports whether s has its response head and every byte
+// of the body the head declared: a Content-Length all received, or a
+// response that has no body (HEAD, 204, 304).
+func completeByLength(s *stream) bool {
+	if !s.gotHead {
+		return false
+	}
+	if s.req.Method == "HEAD" || s.resp.StatusCode == 204 || s.resp.StatusCode == 304 {
+		return true
+	}
+	return s.contentLength >= 0 && s.received == s.contentLength
 }
 
 func (cc *ClientConn) onData(f *http2.DataFrame) error {

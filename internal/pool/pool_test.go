@@ -117,6 +117,7 @@ func TestReuseIsLIFOAndPerKey(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-03.
 func TestCapWaitsAndHandsOver(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 2}
 	defer p.Close()
@@ -149,6 +150,7 @@ func TestCapWaitsAndHandsOver(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-03, S-8.
 func TestWaiterHonoursContext(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 1}
 	defer p.Close()
@@ -166,6 +168,7 @@ func TestWaiterHonoursContext(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-03, S-8.
 func TestConcurrentNeverOverCap(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 4}
 	defer p.Close()
@@ -208,6 +211,7 @@ func TestConcurrentNeverOverCap(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-04.
 func TestIdleTimeoutEvicts(t *testing.T) {
 	p := Pool[*fakeConn]{IdleTimeout: 20 * time.Millisecond}
 	defer p.Close()
@@ -289,6 +293,7 @@ func TestCloseReleasesWaitersAndIdle(t *testing.T) {
 	}
 }
 
+// RELIABILITY L-04.
 func TestMaxIdleClosesExtra(t *testing.T) {
 	p := Pool[*fakeConn]{MaxPerKey: 3, MaxIdlePerKey: 1}
 	defer p.Close()

@@ -396,6 +396,7 @@ func TestHTTPSProxy(t *testing.T) {
 	roundTrip(t, oc, "hello through two TLS layers")
 }
 
+// RELIABILITY L-11.
 func TestKey(t *testing.T) {
 	k := func(s string) string { return Key(mustURL(t, s)) }
 	same := [][2]string{

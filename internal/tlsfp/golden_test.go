@@ -97,6 +97,8 @@ func u16list(b []byte) string {
 // TestGolden compares every profile's hello, randomness masked, with
 // testdata/golden/<profile>.txt, for a full and a resumed handshake shape.
 // Regenerate with go test -run TestGolden -update.
+//
+// RELIABILITY T-02.
 func TestGolden(t *testing.T) {
 	for _, name := range profile.Names() {
 		p := lookup(t, name)

@@ -105,6 +105,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	}
 }
 
+// RELIABILITY T-05.
 func TestPlainHTTPServer(t *testing.T) {
 	addr := fakeServer(t, func(c net.Conn, _ []byte) {
 		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")

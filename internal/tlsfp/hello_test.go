@@ -112,6 +112,7 @@ func compareHelloPSK(t *testing.T, name string, got, want *hello, serverName str
 	compareHello(t, name, strip(got), strip(want), serverName, shuffled, echLens)
 }
 
+// RELIABILITY T-02.
 func TestHelloMatchesRecording(t *testing.T) {
 	s := newServer(t, nil)
 	for _, name := range []string{"chrome156-linux", "firefox153-linux", "edge156-windows"} {
