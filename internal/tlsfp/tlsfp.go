@@ -154,7 +154,25 @@ func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config)
 		uc.Close()
 		return nil, State{}, &HandshakeError{ServerName: serverName, Err: ErrALPN}
 	}
+	if cs.Version == utls.VersionTLS13 {
+		release(uc)
+	}
 	return &Conn{UConn: uc, raw: hc}, st, nil
+}
+
+// release drops what uTLS keeps of a finished TLS 1.3 handshake and never
+// reads again: the hello (its encoding, key shares and extensions), the
+// server's hello, the key shares' private keys (an ML-KEM-768 decapsulation
+// key alone is 8 KiB), the transcript and the handshake's secrets. Only a
+// renegotiation would read them again, and TLS 1.3 has none; tickets and
+// key updates use the connection's own state. An idle connection holds
+// about 13 KiB less.
+func release(uc *utls.UConn) {
+	hs := &uc.HandshakeState
+	hs.Hello, hs.ServerHello, hs.MasterSecret, hs.Session = nil, nil, nil, nil
+	hs.State12 = utls.TLS12OnlyState{}
+	hs.State13 = utls.TLS13OnlyState{}
+	uc.Extensions = nil
 }
 
 // runHandshake runs uc's handshake over nc, bounded by ctx. uTLS given a
