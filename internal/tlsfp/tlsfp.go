@@ -237,6 +237,14 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, *handsha
 			}
 		}
 		ucfg.ClientSessionCache = sc
+	} else if !cfg.InsecureSkipVerify {
+		// No tickets: the chain is verified through the process's cache
+		// (see verifyCache) instead of by uTLS. uTLS skips only its chain
+		// check then; it still parses the chain and checks the server's
+		// signature. (With tickets, uTLS's sessions must carry the chains
+		// it verified itself, or it would not resume them.)
+		ucfg.InsecureSkipVerify = true
+		ucfg.VerifyConnection = verified.verifyWith(serverName, roots, time.Now)
 	}
 	return applyTemplate(nc, ucfg, tpl, pskLen, cfg.Profile.Name)
 }
