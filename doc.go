@@ -10,7 +10,13 @@
 //
 //   - Get and Do are isolated visits: each call dials a connection of its
 //     own and closes it after the body, offers no TLS session ticket and
-//     keeps no cookies.
+//     keeps no cookies. They do share one thing, as Chrome's profiles
+//     share its certificate verifier: a cache of the certificate chains
+//     that verified (by chain, host name and roots; 256 entries, 30
+//     minutes, never past a certificate's validity), which holds no
+//     identity state, so a visit skips re-checking the signatures of a
+//     chain another visit verified. The server's own signature is checked
+//     on every handshake.
 //   - A Session is one browser: its connections, TLS session tickets and
 //     cookie jar last until Close, or until the Session is garbage
 //     collected. Its jar is never reset or expired as a whole.

@@ -70,7 +70,7 @@ var importRules = []importRule{
 	// Layer 2: TLS (the one uTLS importer) and the fingerprint oracle.
 	{pkg: "internal/tlsfp", layer: 2, mod: "profile",
 		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
-		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha512 crypto/x509 " +
+		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},

@@ -68,15 +68,19 @@ type ClientConn struct {
 	spare    []byte
 	// nclock is held while a batch is written to nc, outside wlock.
 	nclock chan struct{}
-	werr   error  // first error of a frame write; under wlock
-	hbuf   []byte // header block scratch; under wlock
-	// reqFields is the fields of the request being encoded; under wlock.
-	reqFields []tableEntry
-	enc       *encoder // under wlock
-	wake      chan struct{}
+	werr   error    // first error of a frame write; under wlock
+	hbuf   []byte   // header block scratch; under wlock
+	enc    *encoder // under wlock
+	wake   chan struct{}
+	// The control writer runs only while there is work (see startWriter):
+	// writerOn says it runs; wmu orders its start against Close, which
+	// sets wstopped and waits for it in writers.
+	writerOn atomic.Bool
+	wmu      sync.Mutex
+	wstopped bool
+	writers  sync.WaitGroup
 
 	readDone  chan struct{}
-	writeDone chan struct{}
 	done      chan struct{} // closed by Close/fail
 	closeOnce sync.Once
 	bodies    sync.WaitGroup
@@ -136,7 +140,6 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 		nclock:        make(chan struct{}, 1),
 		wake:          make(chan struct{}, 1),
 		readDone:      make(chan struct{}),
-		writeDone:     make(chan struct{}),
 		done:          make(chan struct{}),
 		streams:       make(map[uint32]*stream),
 		nextID:        cfg.FirstStreamID,
@@ -209,7 +212,6 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 	}
 	cc.maxList = maxList
 	go cc.readLoop()
-	go cc.controlWriter()
 	return cc, nil
 }
 
@@ -351,7 +353,10 @@ func (cc *ClientConn) CloseWhenIdle() {
 func (cc *ClientConn) Close() error {
 	cc.fail(ErrClosed)
 	<-cc.readDone
-	<-cc.writeDone
+	cc.wmu.Lock()
+	cc.wstopped = true
+	cc.wmu.Unlock()
+	cc.writers.Wait()
 	cc.bodies.Wait()
 	return nil
 }

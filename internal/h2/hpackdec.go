@@ -59,9 +59,25 @@ const memoMax = 96
 // The memo's strings are decoded into the table's buffers (tabStr).
 var _ [tabChunk/4 - memoMax*8/5]struct{}
 
-// tabChunk is the size of the buffers the dynamic table's strings are
-// copied into; a longer string gets an allocation of its own.
-const tabChunk = 4 << 10
+// tabChunk is the largest size of the buffers the dynamic table's strings
+// are copied into; a longer string gets an allocation of its own. The
+// first buffer is tabFirst bytes, each next one twice the last, so that a
+// connection whose server keeps a few fields in the table holds a small
+// buffer (an idle connection is mostly its buffers).
+const (
+	tabChunk = 4 << 10
+	tabFirst = 256
+)
+
+// room makes sure the table buffer has n bytes free, replacing a full one
+// by a larger one (see tabChunk).
+func (d *hdecoder) room(n int) {
+	if len(d.tab)+n <= cap(d.tab) {
+		return
+	}
+	c := min(max(2*cap(d.tab), tabFirst), tabChunk)
+	d.tab = make([]byte, 0, max(c, n))
+}
 
 // newHDecoder returns a decoder whose table holds up to tableSize bytes,
 // the SETTINGS_HEADER_TABLE_SIZE we announce, and whose strings are at
@@ -266,9 +282,7 @@ func (d *hdecoder) tabStr(s []byte, huff bool) (string, error) {
 	if huff {
 		n += n*3/5 + 1 // a decoded string is at most 8/5 of its code
 	}
-	if len(d.tab)+n > cap(d.tab) {
-		d.tab = make([]byte, 0, tabChunk)
-	}
+	d.room(n)
 	start := len(d.tab)
 	if huff {
 		var err error
@@ -298,9 +312,7 @@ func (d *hdecoder) keep(s string) string {
 	if len(s) > tabChunk/4 {
 		return strings.Clone(s)
 	}
-	if len(d.tab)+len(s) > cap(d.tab) {
-		d.tab = make([]byte, 0, tabChunk)
-	}
+	d.room(len(s))
 	start := len(d.tab)
 	d.tab = append(d.tab, s...)
 	return unsafe.String(&d.tab[start], len(s))

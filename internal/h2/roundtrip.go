@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -202,7 +203,8 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	}
 	cc.mu.Unlock()
 
-	fs := cc.reqFields[:0]
+	scratch := reqFieldsPool.Get().(*[]tableEntry)
+	fs := (*scratch)[:0]
 	order := cc.cfg.PseudoOrder
 	if order == nil {
 		order = defaultPseudoOrder
@@ -234,7 +236,10 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	}
 	hb := cc.enc.block(cc.hbuf[:0], fs)
 	clear(fs)
-	cc.reqFields = fs[:0]
+	if cap(fs) <= maxPooledFields {
+		*scratch = fs[:0]
+		reqFieldsPool.Put(scratch)
+	}
 	cc.hbuf = hb
 	cc.writeHeaders(s.id, !hasBody && len(req.Trailer) == 0, prio, hb, maxFrame)
 	if cc.cfg.StreamWindowUpdate > 0 {
@@ -311,3 +316,11 @@ func errCtx(s *stream) error {
 	}
 	return context.Canceled
 }
+
+// reqFieldsPool holds the scratch a request's fields are gathered in for
+// the encoder (pseudo-fields first), used only while one request is encoded:
+// pooled rather than kept per connection, as an idle connection holds it
+// for nothing. Scratch that grew past maxPooledFields is dropped.
+var reqFieldsPool = sync.Pool{New: func() any { fs := make([]tableEntry, 0, 32); return &fs }}
+
+const maxPooledFields = 256

@@ -3,6 +3,7 @@ package h2
 import (
 	"context"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -148,11 +149,10 @@ func (cc *ClientConn) forgetLocked(s *stream) {
 	if cc.batcher == s {
 		cc.batcher = nil
 	}
-	for i, o := range cc.open {
-		if o == s {
-			cc.open = append(cc.open[:i], cc.open[i+1:]...)
-			break
-		}
+	if i := slices.Index(cc.open, s); i >= 0 {
+		// Delete clears the vacated slot: the backing array must not keep
+		// the last stream (and its Response) alive on an idle connection.
+		cc.open = slices.Delete(cc.open, i, i+1)
 	}
 	cc.wakeSlotsLocked()
 	cc.wakeWindowsLocked()
@@ -171,8 +171,8 @@ func (cc *ClientConn) afterUnlock() {
 	closeNow := idle && (cc.goAway != nil || cc.closing)
 	owed := len(cc.ctrl) > 0
 	cc.mu.Unlock()
-	if owed {
-		cc.kick()
+	if owed || (idle && cc.writerOn.Load()) {
+		cc.kick() // an idle connection's writer exits
 	}
 	if closeNow {
 		cc.fail(ErrClosed)

@@ -197,17 +197,39 @@ func (cc *ClientConn) unlockWrite() {
 	}
 }
 
-// kick wakes the control writer.
+// kick wakes the control writer, starting one when none runs.
 func (cc *ClientConn) kick() {
 	select {
 	case cc.wake <- struct{}{}:
 	default:
 	}
+	if !cc.writerOn.Load() {
+		cc.startWriter()
+	}
 }
 
-// controlWriter writes owed control frames and batches nobody else flushed.
+// startWriter starts the control writer unless one runs or the connection
+// has been closed. The writer runs while the connection has streams and
+// exits once it is idle (an idle connection then holds one goroutine, its
+// read loop); kick starts it again.
+func (cc *ClientConn) startWriter() {
+	cc.wmu.Lock()
+	defer cc.wmu.Unlock()
+	if cc.writerOn.Load() || cc.wstopped {
+		return
+	}
+	cc.writerOn.Store(true)
+	cc.writers.Add(1)
+	go cc.controlWriter()
+}
+
+// controlWriter writes owed control frames and batches nobody else
+// flushed, until the connection ends or has no stream left after a flush.
+// It is woken through cc.wake; a wake-up that comes as it exits starts a
+// new writer (kick reads writerOn after its send, and the exiting writer
+// looks at cc.wake after clearing writerOn, so one of them sees the other).
 func (cc *ClientConn) controlWriter() {
-	defer close(cc.writeDone)
+	defer cc.writers.Done()
 	for {
 		select {
 		case <-cc.wake:
@@ -218,6 +240,14 @@ func (cc *ClientConn) controlWriter() {
 			return
 		}
 		cc.unlockWrite()
+		if len(cc.wake) > 0 || !cc.Idle() {
+			continue
+		}
+		cc.writerOn.Store(false)
+		if len(cc.wake) > 0 {
+			cc.startWriter()
+		}
+		return
 	}
 }
 

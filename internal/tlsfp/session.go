@@ -37,8 +37,11 @@ type SessionCache struct {
 type cacheEntry struct {
 	key   string
 	state *utls.ClientSessionState
-	tls13 bool
-	useBy time.Time // zero: unknown
+	// parsed says that tls13, useBy and pskLen have been read from state
+	// (by take, under the cache's lock).
+	parsed bool
+	tls13  bool
+	useBy  time.Time // zero: unknown
 	// pskLen is the size of the pre_shared_key extension offering this
 	// TLS 1.3 ticket (one identity, one binder).
 	pskLen int
@@ -72,6 +75,10 @@ func (c *SessionCache) take(key string, now time.Time) *cacheEntry {
 		return nil
 	}
 	e := el.Value.(*cacheEntry)
+	if !e.parsed {
+		e.tls13, e.useBy, e.pskLen = sessionInfo(e.state)
+		e.parsed = true
+	}
 	if e.tls13 || !e.useBy.IsZero() && !now.Before(e.useBy) {
 		c.lru.Remove(el)
 		delete(c.m, key)
@@ -122,11 +129,12 @@ func (s *scopedCache) Get(sessionKey string) (*utls.ClientSessionState, bool) {
 
 // Put implements utls.ClientSessionCache.
 func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
-	e := &cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots}
-	if cs != nil {
-		e.tls13, e.useBy, e.pskLen = sessionInfo(cs)
-	}
-	s.c.put(e)
+	// The ticket is read (sessionInfo) when it is taken, not here: Put
+	// runs on the connection's reader, whose stack stays at what an idle
+	// read needs only if nothing deep runs on it (a goroutine's stack
+	// grows but shrinks back only by halves while little of it is used,
+	// and an idle HTTP/2 connection is mostly its reader's stack).
+	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots})
 }
 
 // sessionInfo reads the version, for TLS 1.3 the use-by time, and the size

@@ -7,7 +7,9 @@
 // id and key shares, each GREASE value (chosen independently per field),
 // the GREASE ECH extension's config id, key and payload (its length from
 // the profile's set), and, for Chrome, the order of the extensions.
-// Certificates are verified against Config.RootCAs or a cached trust store.
+// Certificates are verified against Config.RootCAs or a cached trust store;
+// handshakes without a SessionCache share a process-wide cache of the chains
+// that verified (see verifyCache), which holds no identity state.
 // Session tickets are kept only in a SessionCache the caller provides.
 package tlsfp
 
@@ -154,7 +156,25 @@ func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config)
 		uc.Close()
 		return nil, State{}, &HandshakeError{ServerName: serverName, Err: ErrALPN}
 	}
+	if cs.Version == utls.VersionTLS13 {
+		release(uc)
+	}
 	return &Conn{UConn: uc, raw: hc}, st, nil
+}
+
+// release drops what uTLS keeps of a finished TLS 1.3 handshake and never
+// reads again: the hello (its encoding, key shares and extensions), the
+// server's hello, the key shares' private keys (an ML-KEM-768 decapsulation
+// key alone is 8 KiB), the transcript and the handshake's secrets. Only a
+// renegotiation would read them again, and TLS 1.3 has none; tickets and
+// key updates use the connection's own state. An idle connection holds
+// about 13 KiB less.
+func release(uc *utls.UConn) {
+	hs := &uc.HandshakeState
+	hs.Hello, hs.ServerHello, hs.MasterSecret, hs.Session = nil, nil, nil, nil
+	hs.State12 = utls.TLS12OnlyState{}
+	hs.State13 = utls.TLS13OnlyState{}
+	uc.Extensions = nil
 }
 
 // runHandshake runs uc's handshake over nc, bounded by ctx. uTLS given a
@@ -219,6 +239,14 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, *handsha
 			}
 		}
 		ucfg.ClientSessionCache = sc
+	} else if !cfg.InsecureSkipVerify {
+		// No tickets: the chain is verified through the process's cache
+		// (see verifyCache) instead of by uTLS. uTLS skips only its chain
+		// check then; it still parses the chain and checks the server's
+		// signature. (With tickets, uTLS's sessions must carry the chains
+		// it verified itself, or it would not resume them.)
+		ucfg.InsecureSkipVerify = true
+		ucfg.VerifyConnection = verified.verifyWith(serverName, roots, time.Now)
 	}
 	return applyTemplate(nc, ucfg, tpl, pskLen, cfg.Profile.Name)
 }
