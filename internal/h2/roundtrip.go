@@ -202,33 +202,7 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	}
 	cc.mu.Unlock()
 
-	fs := cc.reqFields[:0]
-	order := cc.cfg.PseudoOrder
-	if order == nil {
-		order = defaultPseudoOrder
-	}
-	for _, name := range order {
-		var v string
-		switch name {
-		case ":method":
-			v = req.Method
-		case ":authority":
-			v = req.Authority
-		case ":scheme":
-			if req.Method == "CONNECT" {
-				continue
-			}
-			v = req.Scheme
-		case ":path":
-			if req.Method == "CONNECT" {
-				continue
-			}
-			v = req.Path
-		default:
-			continue
-		}
-		fs = append(fs, tableEntry{name, v})
-	}
+	fs := appendPseudo(cc.reqFields[:0], req, cc.cfg.PseudoOrder)
 	for _, f := range req.Header {
 		fs = append(fs, tableEntry{f.Name, f.Value})
 	}
