@@ -101,3 +101,8 @@ func maskBytes(key [4]byte, pos int, b []byte) int {
 	}
 	return pos & 3
 }
+
+// Mask XORs b with key from key offset pos (0 to 3) and returns the offset
+// after b: masking and unmasking are the same operation. Servers and tests
+// use it; Conn masks its own frames.
+func Mask(key [4]byte, pos int, b []byte) int { return maskBytes(key, pos&3, b) }
