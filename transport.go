@@ -166,6 +166,9 @@ type options struct {
 	// proxyEnv: proxy came from the environment (ProxyFromEnvironment),
 	// which names it per URL, so each redirect hop looks it up again.
 	proxyEnv bool
+	// alpn, if set, replaces the profile's ALPN offer (a WebSocket's own
+	// HTTP/1.1 connection offers http/1.1 alone).
+	alpn []string
 }
 
 // TrustStore chooses the root certificates used to verify servers.
@@ -559,6 +562,7 @@ func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.K
 		RootCAs:            o.rootCAs,
 		TrustStore:         o.trust,
 		InsecureSkipVerify: o.insecure,
+		ALPN:               o.alpn,
 	}
 	if !o.isolated {
 		cfg.Sessions = st.sessions
