@@ -308,7 +308,8 @@ func TestWebSocketHandshakeRefused(t *testing.T) {
 }
 
 // TestWebSocketHeaderOrder: over HTTP/1.1 the handshake goes out in the
-// profile's recorded order and case, with a fresh key each time.
+// profile's recorded order and case, with a fresh key each time and the
+// jar's cookie (RELIABILITY WS-12).
 func TestWebSocketHeaderOrder(t *testing.T) {
 	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
