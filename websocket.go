@@ -454,9 +454,9 @@ func (hs *wsHandshake) overH2(ctx, hctx context.Context, c *conn) (*WebSocket, e
 	stop := context.AfterFunc(hctx, end)
 	pr, pw := io.Pipe()
 	h := hs.fields(profile.H2, "")
-	req := &h2.Request{Method: "CONNECT", Protocol: "websocket", Scheme: "https", Authority: hs.u.authority,
-		Path: hs.u.target, PseudoOrder: hs.p.HTTP2.WebSocketPseudoOrder, Header: h, Body: pr, ContentLength: -1}
-	resp, err := c.h2.RoundTrip(life, req)
+	req := &h2.Request{Method: "CONNECT", Scheme: "https", Authority: hs.u.authority,
+		Path: hs.u.target, Header: h, Body: pr, ContentLength: -1}
+	resp, err := c.h2.RoundTripExtended(life, req, &h2.Extended{Protocol: "websocket", PseudoOrder: hs.p.HTTP2.WebSocketPseudoOrder})
 	if !stop() {
 		// The handshake's time ran out as it ended: the stream is reset.
 		if err == nil {

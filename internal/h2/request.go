@@ -19,15 +19,7 @@ import (
 // returns and, when a body is sent, until the response body is done.
 type Request struct {
 	Method, Scheme, Authority, Path string
-	// Protocol is the :protocol pseudo-header of an extended CONNECT (RFC
-	// 8441), "" for none. With it a CONNECT carries :scheme and :path too,
-	// and the peer must have enabled it (see ExtendedConnect).
-	Protocol string
-	// PseudoOrder, if set, orders this request's pseudo-headers instead of
-	// Config.PseudoOrder; a pseudo-header it leaves out goes after the
-	// others (":protocol" included).
-	PseudoOrder []string
-	Header      fields.Header
+	Header                          fields.Header
 	// Body, if non-nil, is read and sent under flow control after the
 	// HEADERS. It is closed (if an io.Closer) when the stream ends early.
 	Body io.Reader
@@ -73,14 +65,14 @@ type Response struct {
 var connSpecific = [...]string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"}
 
 // validRequest checks req before anything is sent.
-func validRequest(req *Request) error {
+func validRequest(req *Request, ext *Extended) error {
 	if !fields.ValidName(req.Method) {
 		return refusedf("invalid method %q", req.Method)
 	}
-	if req.Protocol != "" && (req.Method != "CONNECT" || !validPseudo(req.Protocol)) {
-		return refusedf("invalid :protocol %q on %s", req.Protocol, req.Method)
+	if ext != nil && (req.Method != "CONNECT" || ext.Protocol == "" || !validPseudo(ext.Protocol)) {
+		return refusedf("invalid :protocol %q on %s", ext.Protocol, req.Method)
 	}
-	if req.Method != "CONNECT" || req.Protocol != "" {
+	if req.Method != "CONNECT" || ext != nil {
 		if req.Scheme == "" || !validPseudo(req.Scheme) {
 			return refusedf("invalid scheme %q", req.Scheme)
 		}

@@ -31,10 +31,14 @@ func TestExtendedConnect(t *testing.T) {
 			continue
 		}
 		pr, pw := io.Pipe()
-		req := &Request{Method: "CONNECT", Protocol: "websocket", Scheme: "https", Authority: "peer.test",
-			Path: "/chat", PseudoOrder: []string{":method", ":authority", ":scheme", ":path", ":protocol"},
-			Header: fields.Header{{Name: "sec-websocket-version", Value: "13"}}, Body: pr, ContentLength: -1}
-		ch := goRoundTrip(ctx, cc, req)
+		req := &Request{Method: "CONNECT", Scheme: "https", Authority: "peer.test",
+			Path: "/chat", Header: fields.Header{{Name: "sec-websocket-version", Value: "13"}}, Body: pr, ContentLength: -1}
+		ext := &Extended{Protocol: "websocket", PseudoOrder: []string{":method", ":authority", ":scheme", ":path", ":protocol"}}
+		ch := make(chan result, 1)
+		go func() {
+			resp, err := cc.RoundTripExtended(ctx, req, ext)
+			ch <- result{resp, err}
+		}()
 		h := p.nextOf(FrameHeaders)
 		if h.Flags&FlagEndStream != 0 {
 			t.Fatal("CONNECT HEADERS ended the stream")
@@ -79,7 +83,7 @@ func TestExtendedConnect(t *testing.T) {
 // before the peer's SETTINGS returns an error.
 func TestExtendedConnectRefused(t *testing.T) {
 	cc, p := ready(t, plainConfig())
-	_, err := cc.RoundTrip(context.Background(), &Request{Method: "GET", Protocol: "websocket", Scheme: "https", Authority: "a", Path: "/"})
+	_, err := cc.RoundTripExtended(context.Background(), &Request{Method: "GET", Scheme: "https", Authority: "a", Path: "/"}, &Extended{Protocol: "websocket"})
 	if !errors.Is(err, ErrRefusedToSend) {
 		t.Fatalf("GET with :protocol: %v", err)
 	}
