@@ -3,6 +3,7 @@ package guise
 import (
 	"context"
 	"errors"
+	"github.com/guise-http/guise/internal/ws"
 	"net/url"
 	"os"
 	"strings"
@@ -328,3 +329,32 @@ type sameAs struct{ err, as error }
 
 func (e *sameAs) Error() string   { return e.err.Error() }
 func (e *sameAs) Unwrap() []error { return []error{e.err, e.as} }
+
+// WebSocket errors (websocket.go), produced by internal/ws.
+
+// CloseError is how a WebSocket ended with a close code: the peer's close
+// frame (Remote), or the code guise failed the connection with because of
+// what the peer sent (1002 protocol error, 1007 invalid data, 1009 too
+// big).
+type CloseError = ws.CloseError
+
+// WebSocketHandshakeError is a handshake response that does not open a
+// WebSocket: a status other than 101 (200 over HTTP/2), a wrong
+// Sec-WebSocket-Accept, an extension, parameter or subprotocol that was not
+// offered.
+type WebSocketHandshakeError = ws.HandshakeError
+
+var (
+	// ErrWebSocketDropped is wrapped by the error of a WebSocket whose
+	// connection ended without a close frame.
+	ErrWebSocketDropped = ws.ErrDropped
+	// ErrPingTimeout ends a WebSocket whose peer sent nothing within
+	// PingTimeout of a ping.
+	ErrPingTimeout = ws.ErrPingTimeout
+	// ErrWebSocketClosed is returned by a WebSocket's calls after Close.
+	ErrWebSocketClosed = ws.ErrClosed
+	// ErrInvalidMessage is a Write or Close that cannot go on the wire: a
+	// text message that is not UTF-8, a close code that may not be sent, a
+	// reason over 123 bytes.
+	ErrInvalidMessage = ws.ErrInvalidMessage
+)

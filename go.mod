@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/andybalholm/brotli v1.3.0
+	github.com/coder/websocket v1.8.15
 	github.com/klauspost/compress v1.20.4
 	github.com/mccutchen/go-httpbin/v2 v2.26.0
 	github.com/refraction-networking/utls v1.8.2

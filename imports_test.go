@@ -66,6 +66,9 @@ var importRules = []importRule{
 	{pkg: "internal/proxy", layer: 1, mod: "fields",
 		std: "bytes context crypto/sha256 encoding/base64 encoding/binary encoding/hex errors fmt io net net/netip net/url os strconv strings sync time"},
 	{pkg: "cookie", layer: 1, ext: "golang.org/x/net/publicsuffix"}, // net/http for HTTPJar's http.CookieJar
+	// WebSocket framing over a stream the handshake opened: no HTTP.
+	{pkg: "internal/ws", layer: 1, ext: "github.com/klauspost/compress/flate",
+		std: "bytes context crypto/rand crypto/sha1 encoding/base64 encoding/binary errors fmt io strconv strings sync sync/atomic time unicode/utf8"},
 
 	// Layer 2: TLS (the one uTLS importer) and the fingerprint oracle.
 	{pkg: "internal/tlsfp", layer: 2, mod: "profile",
@@ -74,11 +77,11 @@ var importRules = []importRule{
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
-	{pkg: "fingerprint", layer: 2, mod: "fields profile", ext: "golang.org/x/net/http2/hpack"},
+	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws", ext: "golang.org/x/net/http2/hpack"},
 
 	// Layer 3: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 3,
-		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/reqhead internal/tlsfp",
+		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/reqhead internal/tlsfp internal/ws",
 		ext:     "golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
 
@@ -97,7 +100,8 @@ var stdDenied = map[string]string{
 // frameworks); a test imports uTLS only in internal/tlsfp.
 var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/hpack golang.org/x/net/publicsuffix " +
 	"github.com/mccutchen/go-httpbin/v2/httpbin github.com/andybalholm/brotli github.com/klauspost/compress/zstd " +
-	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
+	"github.com/coder/websocket" // an independent WebSocket server for the WebSocket tests
 
 const utls = "github.com/refraction-networking/utls"
 

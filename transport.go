@@ -226,11 +226,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	if err := validHeader(req.Header, proxyAuth); err != nil {
 		return nil, err
 	}
-	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID(),
-		HTTP1Only: o.protocol == HTTP1 && u.scheme == "https"}
-	if o.proxy != nil {
-		key.Proxy = o.proxy.key
-	}
+	key := o.poolKey(u)
 
 	trace := httptrace.ContextClientTrace(ctx)
 	var tm Timings
@@ -277,6 +273,16 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	resp.Timings = tm
 	resp.gotHead(trace, head)
 	return resp, nil
+}
+
+// poolKey is the key of the connections a request to u may use under o.
+func (o *options) poolKey(u *parsedURL) pool.Key {
+	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID(),
+		HTTP1Only: o.protocol == HTTP1 && u.scheme == "https"}
+	if o.proxy != nil {
+		key.Proxy = o.proxy.key
+	}
+	return key
 }
 
 // unprocessedError is a roundTrip error after which the request may go

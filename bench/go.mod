@@ -2,7 +2,11 @@ module github.com/guise-http/guise/bench
 
 go 1.26.0
 
-require github.com/guise-http/guise v0.0.0
+require (
+	github.com/coder/websocket v1.8.15
+	github.com/gorilla/websocket v1.5.3
+	github.com/guise-http/guise v0.0.0
+)
 
 require (
 	github.com/refraction-networking/utls v1.8.2 // indirect

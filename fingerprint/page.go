@@ -34,6 +34,8 @@ import (
 //	                  at load (Firefox --screenshot) still send the fetches.
 //	/app.js, /pixel.png, /sub-pixel.png, /favicon.ico   page resources.
 //	/flow/...         the cookie, fetch() POST and form flow (see FlowStart).
+//	/ws/              a page that opens a WebSocket to /ws/echo on its own
+//	                  origin and sends a few messages (see WebSocketPage).
 //
 // The handler only works when served by the Server it came from (it finds
 // each request's connection record through the connection context).
@@ -54,6 +56,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api/resume", s.serveResume)
 	mux.HandleFunc("GET /api/wait.png", s.serveWait)
 	s.handleFlow(mux)
+	s.handleWebSocket(mux)
 	return s.count(mux)
 }
 

@@ -78,6 +78,8 @@ type Server struct {
 
 	pages, resumes atomic.Int64 // page and /api/resume requests served
 	flowPages      atomic.Int64 // /flow/ pages served
+	wsPages        atomic.Int64 // /ws/ pages served
+	wsDone         atomic.Int64 // /ws/echo sockets closed
 	flowForms      atomic.Int64 // /flow/form submissions answered
 	flowNavs       atomic.Int64 // /flow/nav pages served
 	flowLinked     atomic.Int64 // /flow/linked pages served

@@ -74,9 +74,13 @@ const (
 	Subresource
 	// Image is an <img> load (sec-fetch-dest: image).
 	Image
+	// WebSocket is the handshake of new WebSocket(): the HTTP/1.1 Upgrade
+	// request, or over h2 the extended CONNECT of RFC 8441 (pseudo-headers
+	// in HTTP2.WebSocketPseudoOrder).
+	WebSocket
 )
 
-var kindNames = [...]string{Navigate: "navigate", Fetch: "fetch", Subresource: "subresource", Image: "image"}
+var kindNames = [...]string{Navigate: "navigate", Fetch: "fetch", Subresource: "subresource", Image: "image", WebSocket: "websocket"}
 
 // String returns the kind's name ("navigate").
 func (k RequestKind) String() string { return enumName(kindNames[:], int(k), "RequestKind") }

@@ -78,6 +78,8 @@ func main() {
 	chromeFlows := readFlows("testdata/recordings/chromium-156-flows.json")
 	firefoxFlows := readFlows("testdata/recordings/firefox-esr-153-flows.json")
 	firefoxActivation := readFlows("testdata/recordings/firefox-esr-153-activation.json")
+	chromeWS := readWebSocket("testdata/recordings/chromium-156-websocket.json")
+	firefoxWS := readWebSocket("testdata/recordings/firefox-esr-153-websocket.json")
 
 	var out []*profile.Profile
 	base := fromRecording(chrome, profile.Chrome, 156, profile.LatestOpen)
@@ -90,6 +92,7 @@ func main() {
 	addBodySets(base, chromeFlows)
 	markUserActivation(base, chromeFlows)
 	addRedirectSets(base, chromeFlows)
+	addWebSocketSets(base, chromeWS)
 	// BoringSSL's GREASE ECH carries a real X25519 public key.
 	base.TLS.ECHX25519Key = true
 	base.TLS.ResumeOmitsSessionTicket = omitsTicket(base.TLS)
@@ -98,7 +101,7 @@ func main() {
 	// (all four occur across fingerprint/testdata/recordings, whose README
 	// counts them; the three h2 recordings show 176 and 240).
 	base.TLS.ECHPayloadLengths = []int{144, 176, 208, 240}
-	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script), and marked user_activation as the scripted navigation to /flow/linked went without it; the redirect sets in the order of the recorded hop GET /flow/ after the 302 of /flow/start (same file), the Referer placeholder before accept-encoding as in the navigation set; resume_omits_session_ticket read off the two recorded hellos; ech_x25519_key and the HPACK style as BoringSSL and quiche do them (the HPACK choices checked against the recorded HEADERS blocks by internal/h2's tests)"
+	recSrc := "TLS hello and HTTP/2 preface, settings, priorities and h2 header order recorded from Debian chromium 156.0.8078.108 (new headless) on loopback, 2026-11-29 (testdata/recordings/chromium-156.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/chromium-156-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Cache-Control, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/chromium-156-flows.json); Sec-Fetch-User added to the form set as in the typed navigation (the recorded form was submitted by script), and marked user_activation as the scripted navigation to /flow/linked went without it; the redirect sets in the order of the recorded hop GET /flow/ after the 302 of /flow/start (same file), the Referer placeholder before accept-encoding as in the navigation set; resume_omits_session_ticket read off the two recorded hellos; ech_x25519_key and the HPACK style as BoringSSL and quiche do them (the HPACK choices checked against the recorded HEADERS blocks by internal/h2's tests)" + webSocketSource("chromium-156-websocket.json")
 	for _, v := range []struct {
 		os       profile.OS
 		platform string
@@ -147,7 +150,7 @@ func main() {
 	// counts both).
 	ff.TLS.ECHAEADs = []uint16{1, 3}
 	ff.TLS.HelloHTTP1, ff.TLS.HelloResumed = firefoxExtra.hellos()
-	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json); Sec-Fetch-User in navigations (and the form set), which a headless run from the command line does not send, recorded from the same browser driven through Marionette, whose navigation has user activation (flows.go -activate, testdata/recordings/firefox-esr-153-activation.json), marked user_activation as the scripted navigation to /flow/linked went without it; no redirect set, as the recorded hop GET /flow/ after the 302 of /flow/start keeps the navigation order; resume_omits_session_ticket read off the two recorded hellos; the HPACK style as Necko does it (checked against the recorded HEADERS blocks by internal/h2's tests)"
+	ff.Source = "TLS hello, HTTP/2 preface, priorities, per-stream WINDOW_UPDATE, h2 header order and values recorded from Debian firefox-esr 153.8.0esr (headless) on loopback, 2026-11-29 (testdata/recordings/firefox-esr-153.json); HTTP/1.1-only and resumed hellos and HTTP/1.1 request heads (order, case, values) recorded from the same browser with profile/testdata/record/main.go (testdata/recordings/firefox-esr-153-extra.json); the Cookie position per request kind and protocol, the Referer position in a navigation, and the header sets of requests with a body (fetch() POST, form submission: order, Content-Type, Origin, Content-Length) recorded from the same browser with profile/testdata/record/flows.go (testdata/recordings/firefox-esr-153-flows.json); Sec-Fetch-User in navigations (and the form set), which a headless run from the command line does not send, recorded from the same browser driven through Marionette, whose navigation has user activation (flows.go -activate, testdata/recordings/firefox-esr-153-activation.json), marked user_activation as the scripted navigation to /flow/linked went without it; no redirect set, as the recorded hop GET /flow/ after the 302 of /flow/start keeps the navigation order; resume_omits_session_ticket read off the two recorded hellos; the HPACK style as Necko does it (checked against the recorded HEADERS blocks by internal/h2's tests)" + webSocketSource("firefox-esr-153-websocket.json")
 	ff.Headers = append(ff.Headers, firefoxExtra.h1Sets()...)
 	ff.HTTP1.Recorded = true
 	addCookies(ff, firefoxFlows)
@@ -156,6 +159,7 @@ func main() {
 	addBodySets(ff, firefoxFlows)
 	markUserActivation(ff, firefoxFlows)
 	addRedirectSets(ff, firefoxFlows)
+	addWebSocketSets(ff, firefoxWS)
 	ff.TLS.ResumeOmitsSessionTicket = omitsTicket(ff.TLS)
 	ff.HTTP2.HPACK = firefoxHPACK
 	out = append(out, ff)

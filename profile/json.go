@@ -107,7 +107,9 @@ type wireHTTP2 struct {
 	StreamWindowUpdate uint32             `json:"stream_window_update"`
 	PseudoOrder        []string           `json:"pseudo_order"`
 	HeaderPriority     []wireKindPriority `json:"header_priority"`
-	HPACK              wireHPACK          `json:"hpack"`
+	// WebSocketPseudoOrder is HTTP2.WebSocketPseudoOrder.
+	WebSocketPseudoOrder []string  `json:"websocket_pseudo_order,omitempty"`
+	HPACK                wireHPACK `json:"hpack"`
 }
 
 type wireHPACK struct {
@@ -228,11 +230,12 @@ func toWire(p *Profile) *wireProfile {
 			ResumeOmitsTicket: p.TLS.ResumeOmitsSessionTicket,
 		},
 		HTTP2: wireHTTP2{
-			ConnWindowUpdate:   p.HTTP2.ConnWindowUpdate,
-			FirstStreamID:      p.HTTP2.FirstStreamID,
-			StreamWindowUpdate: p.HTTP2.StreamWindowUpdate,
-			PseudoOrder:        p.HTTP2.PseudoOrder,
-			HPACK:              wireHPACK(p.HTTP2.HPACK),
+			ConnWindowUpdate:     p.HTTP2.ConnWindowUpdate,
+			FirstStreamID:        p.HTTP2.FirstStreamID,
+			StreamWindowUpdate:   p.HTTP2.StreamWindowUpdate,
+			PseudoOrder:          p.HTTP2.PseudoOrder,
+			WebSocketPseudoOrder: p.HTTP2.WebSocketPseudoOrder,
+			HPACK:                wireHPACK(p.HTTP2.HPACK),
 		},
 		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded},
 	}
@@ -275,11 +278,12 @@ func fromWire(w *wireProfile) (*Profile, error) {
 			ResumeOmitsSessionTicket: w.TLS.ResumeOmitsTicket,
 		},
 		HTTP2: HTTP2{
-			ConnWindowUpdate:   w.HTTP2.ConnWindowUpdate,
-			FirstStreamID:      w.HTTP2.FirstStreamID,
-			StreamWindowUpdate: w.HTTP2.StreamWindowUpdate,
-			PseudoOrder:        nilIfEmpty(w.HTTP2.PseudoOrder),
-			HPACK:              HPACK(w.HTTP2.HPACK),
+			ConnWindowUpdate:     w.HTTP2.ConnWindowUpdate,
+			FirstStreamID:        w.HTTP2.FirstStreamID,
+			StreamWindowUpdate:   w.HTTP2.StreamWindowUpdate,
+			PseudoOrder:          nilIfEmpty(w.HTTP2.PseudoOrder),
+			WebSocketPseudoOrder: nilIfEmpty(w.HTTP2.WebSocketPseudoOrder),
+			HPACK:                HPACK(w.HTTP2.HPACK),
 		},
 		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded},
 	}
@@ -572,6 +576,16 @@ func (h *HTTP2) validate(sets []HeaderSet) error {
 			return perr("http2.pseudo_order", "%q appears %d times", ph, n)
 		}
 	}
+	if h.WebSocketPseudoOrder != nil {
+		if len(h.WebSocketPseudoOrder) != len(pseudoHeaders)+1 {
+			return perr("http2.websocket_pseudo_order", "%d entries, want %d", len(h.WebSocketPseudoOrder), len(pseudoHeaders)+1)
+		}
+		for _, ph := range append(pseudoHeaders[:], ":protocol") {
+			if n := countOf(h.WebSocketPseudoOrder, ph); n != 1 {
+				return perr("http2.websocket_pseudo_order", "%q appears %d times", ph, n)
+			}
+		}
+	}
 	for i, kp := range h.HeaderPriority {
 		field := fmt.Sprintf("http2.header_priority[%d]", i)
 		if kp.Kind < Navigate || int(kp.Kind) >= len(kindNames) {
@@ -686,4 +700,14 @@ func validateHeaderSets(sets []HeaderSet) error {
 		}
 	}
 	return nil
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
 }

@@ -22,7 +22,7 @@
 // headers only.
 package profile
 
-//go:generate go run gen.go gen_hello.go gen_public.go gen_flows.go
+//go:generate go run gen.go gen_hello.go gen_public.go gen_flows.go gen_websocket.go
 
 import (
 	"embed"
@@ -166,6 +166,10 @@ type HTTP2 struct {
 	HeaderPriority []KindPriority
 	// HPACK is how the browser encodes request header blocks. Required.
 	HPACK HPACK
+	// WebSocketPseudoOrder is the pseudo-header order of the browser's
+	// extended CONNECT for a WebSocket (RFC 8441: :method, :authority,
+	// :scheme, :path and :protocol), or nil if not recorded.
+	WebSocketPseudoOrder []string
 }
 
 // HPACK is how a browser's HPACK encoder chooses the representation of each
@@ -291,6 +295,7 @@ func (p *Profile) Clone() *Profile {
 	c.HTTP2.Priorities = slices.Clone(p.HTTP2.Priorities)
 	c.HTTP2.PseudoOrder = slices.Clone(p.HTTP2.PseudoOrder)
 	c.HTTP2.HeaderPriority = slices.Clone(p.HTTP2.HeaderPriority)
+	c.HTTP2.WebSocketPseudoOrder = slices.Clone(p.HTTP2.WebSocketPseudoOrder)
 	c.HTTP2.HPACK.NoIndex = slices.Clone(p.HTTP2.HPACK.NoIndex)
 	c.HTTP2.HPACK.NeverIndex = slices.Clone(p.HTTP2.HPACK.NeverIndex)
 	c.Headers = slices.Clone(p.Headers)

@@ -356,7 +356,7 @@ func TestParseErrors(t *testing.T) {
 			sub(m, "http2")["header_priority"].([]any)[0].(map[string]any)["weight"] = 257
 		}), "http2.header_priority[0]"},
 		{"kind", edit(func(m map[string]any) {
-			m["headers"].([]any)[0].(map[string]any)["kind"] = "websocket"
+			m["headers"].([]any)[0].(map[string]any)["kind"] = "telepathy"
 		}), "kind"},
 		{"dup set", edit(func(m map[string]any) {
 			hs := m["headers"].([]any)

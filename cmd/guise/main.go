@@ -73,6 +73,7 @@ func newRootCmd() *cobra.Command {
 		newServeCmd(),
 		newCaptureCmd(),
 		newProfilesCmd(),
+		newWSCmd(),
 	)
 	return root
 }

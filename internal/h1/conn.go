@@ -268,6 +268,10 @@ func (c *Conn) exchange(req *Request, plan *writePlan) (statusLine, int, error) 
 		if err != nil {
 			return st, n, c.headErr(err)
 		}
+		if st.code == 101 && req.Upgrade {
+			c.noReuse = true
+			return st, n, nil
+		}
 		if st.code >= 100 && st.code < 200 {
 			if err := c.skip1xx(st, n); err != nil {
 				return st, n, err

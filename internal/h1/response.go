@@ -34,7 +34,7 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 			resp = c.alloc(len(spans))
 		}
 	}
-	if req.Method == "CONNECT" && st.code/100 == 2 {
+	if req.Method == "CONNECT" && st.code/100 == 2 || st.code == 101 && req.Upgrade {
 		f.kind, f.cl, f.reuse = bodyNone, 0, false
 	}
 	c.keepAlive = f.idle
@@ -92,6 +92,13 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 	switch kind {
 	case bodyNone:
 		resp.Body.err = nil
+		if st.code == 101 && req.Upgrade {
+			// The connection is the caller's now (Detach): not released,
+			// not closed.
+			c.active = false
+			c.disarm()
+			break
+		}
 		c.finish(f.reuse)
 	case bodyInline:
 		resp.Body.inline = s[n : n+dataLen]

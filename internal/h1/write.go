@@ -27,6 +27,11 @@ import (
 // with the body): violations return an error wrapping ErrRefusedToSend.
 type Request struct {
 	Method string
+	// Upgrade says the request asks for a protocol upgrade (a WebSocket
+	// handshake): a 101 Switching Protocols is then its final response,
+	// with no body, after which the connection is the caller's (Detach).
+	// Without it a 101 is a *ProtocolError.
+	Upgrade bool
 	// Target is the request-target as sent: "/path?q" (origin-form) or
 	// "http://h/p" (absolute-form, for proxies).
 	Target string

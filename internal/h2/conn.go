@@ -120,6 +120,11 @@ type ClientConn struct {
 	onIdle          func(*ClientConn)
 	idleNotified    bool
 	spareChans      []chan struct{} // notify channels of finished streams
+	// peerSettings is closed when the peer's first SETTINGS has been
+	// applied; peerConnect is its SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC
+	// 8441), under mu.
+	peerSettings chan struct{}
+	peerConnect  bool
 }
 
 // NewClientConn starts an HTTP/2 connection on nc, which must have
@@ -141,6 +146,7 @@ func NewClientConn(nc net.Conn, cfg *Config) (*ClientConn, error) {
 		wake:          make(chan struct{}, 1),
 		readDone:      make(chan struct{}),
 		done:          make(chan struct{}),
+		peerSettings:  make(chan struct{}),
 		streams:       make(map[uint32]*stream),
 		nextID:        cfg.FirstStreamID,
 		maxConcurrent: provisionalMaxStreams,

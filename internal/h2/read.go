@@ -347,7 +347,17 @@ func (cc *ClientConn) onSettings(f *http2.SettingsFrame) error {
 			cc.peerMaxFrame = v
 		case SettingMaxHeaderListSize:
 			cc.peerMaxList = v
+		case SettingEnableConnectProtocol:
+			if cc.peerConnect && v == 0 {
+				return ConnectionError{Code: ErrCodeProtocol, Reason: "ENABLE_CONNECT_PROTOCOL withdrawn"}
+			}
+			cc.peerConnect = v == 1
 		}
+	}
+	select {
+	case <-cc.peerSettings:
+	default:
+		close(cc.peerSettings)
 	}
 	if !cc.queueLocked(ctrlFrame{typ: FrameSettings}) {
 		return errCalm

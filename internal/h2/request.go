@@ -65,11 +65,14 @@ type Response struct {
 var connSpecific = [...]string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"}
 
 // validRequest checks req before anything is sent.
-func validRequest(req *Request) error {
+func validRequest(req *Request, ext *Extended) error {
 	if !fields.ValidName(req.Method) {
 		return refusedf("invalid method %q", req.Method)
 	}
-	if req.Method != "CONNECT" {
+	if ext != nil && (req.Method != "CONNECT" || ext.Protocol == "" || !validPseudo(ext.Protocol)) {
+		return refusedf("invalid :protocol %q on %s", ext.Protocol, req.Method)
+	}
+	if req.Method != "CONNECT" || ext != nil {
 		if req.Scheme == "" || !validPseudo(req.Scheme) {
 			return refusedf("invalid scheme %q", req.Scheme)
 		}

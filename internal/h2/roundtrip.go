@@ -27,7 +27,11 @@ var errStreamReused = errors.New("h2: Stream used for a second request")
 // the caller allocated (typically inside its own per-request state). The
 // returned Response lives in st.
 func (cc *ClientConn) RoundTripStream(ctx context.Context, req *Request, st *Stream) (*Response, error) {
-	if err := validRequest(req); err != nil {
+	return cc.roundTrip(ctx, req, st, nil)
+}
+
+func (cc *ClientConn) roundTrip(ctx context.Context, req *Request, st *Stream, ext *Extended) (*Response, error) {
+	if err := validRequest(req, ext); err != nil {
 		return nil, err
 	}
 	s := &st.s
@@ -59,7 +63,7 @@ func (cc *ClientConn) RoundTripStream(ctx context.Context, req *Request, st *Str
 		}
 		return nil, ErrClosed
 	}
-	rest, err := cc.writeRequest(s, req)
+	rest, err := cc.writeRequest(s, req, ext)
 	cc.unlockWrite()
 	if err != nil {
 		cc.afterUnlock()
@@ -132,8 +136,11 @@ type bodySource struct {
 // writeRequest writes HEADERS, the stream WINDOW_UPDATE and as much of a
 // byte body as the windows allow into the batch. The write lock is held. It
 // returns what remains of the body, if anything.
-func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error) {
+func (cc *ClientConn) writeRequest(s *stream, req *Request, ext *Extended) (*bodySource, error) {
 	listSize := uint64(len(req.Method)+len(req.Scheme)+len(req.Authority)+len(req.Path)) + 4*entryOverhead
+	if ext != nil {
+		listSize += uint64(len(":protocol")+len(ext.Protocol)) + entryOverhead
+	}
 	for _, f := range req.Header {
 		listSize += uint64(len(f.Name)+len(f.Value)) + entryOverhead
 	}
@@ -204,33 +211,7 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request) (*bodySource, error)
 	cc.mu.Unlock()
 
 	scratch := reqFieldsPool.Get().(*[]tableEntry)
-	fs := (*scratch)[:0]
-	order := cc.cfg.PseudoOrder
-	if order == nil {
-		order = defaultPseudoOrder
-	}
-	for _, name := range order {
-		var v string
-		switch name {
-		case ":method":
-			v = req.Method
-		case ":authority":
-			v = req.Authority
-		case ":scheme":
-			if req.Method == "CONNECT" {
-				continue
-			}
-			v = req.Scheme
-		case ":path":
-			if req.Method == "CONNECT" {
-				continue
-			}
-			v = req.Path
-		default:
-			continue
-		}
-		fs = append(fs, tableEntry{name, v})
-	}
+	fs := appendPseudo((*scratch)[:0], req, ext, cc.cfg.PseudoOrder)
 	for _, f := range req.Header {
 		fs = append(fs, tableEntry{f.Name, f.Value})
 	}

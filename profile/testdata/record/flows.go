@@ -25,6 +25,15 @@
 //
 //	go run ./profile/testdata/record/flows.go -browser firefox-esr -activate -out profile/testdata/recordings/firefox-esr-153-activation.json
 //
+// With -websocket it records instead the WebSocket handshake of the echo
+// server's WebSocket page (fingerprint.WebSocketPage, new WebSocket() to
+// its own origin), over h2 (an extended CONNECT, which the server enables:
+// the program runs itself again with GODEBUG=http2xconnect=1) and over
+// HTTP/1.1 only, and which connection each handshake took:
+//
+//	go run ./profile/testdata/record/flows.go -browser chromium -websocket -out profile/testdata/recordings/chromium-156-websocket.json
+//	go run ./profile/testdata/record/flows.go -browser firefox-esr -websocket -out profile/testdata/recordings/firefox-esr-153-websocket.json
+//
 // Firefox needs certutil (libnss3-tools) to trust the server's CA.
 package main
 
@@ -66,6 +75,18 @@ type output struct {
 	How     string      `json:"how"`
 	H2      []h2Request `json:"h2"`
 	HTTP1   []string    `json:"http1_heads"`
+	// Conns says, with -websocket, which connection each handshake took.
+	Conns []wsConn `json:"websocket_connections,omitempty"`
+}
+
+// wsConn is the connection a WebSocket handshake went over: its protocol,
+// the ALPN list its ClientHello offered, and whether the page itself had
+// been loaded over it (an existing connection) or not (a new one).
+type wsConn struct {
+	ID          uint64   `json:"id"`
+	Protocol    string   `json:"protocol"`
+	ALPNOffered []string `json:"alpn_offered"`
+	PageOnIt    bool     `json:"page_loaded_on_it"`
 }
 
 func main() {
@@ -73,7 +94,23 @@ func main() {
 	browser := flag.String("browser", "chromium", "chromium or firefox-esr")
 	activate := flag.Bool("activate", false, "firefox-esr: one user-started navigation through Marionette instead of the flow pages")
 	out := flag.String("out", "", "output JSON file")
+	websocket := flag.Bool("websocket", false, "record the WebSocket page's handshake instead of the flow pages")
 	flag.Parse()
+	if *websocket && !strings.Contains(os.Getenv("GODEBUG"), "http2xconnect=1") {
+		// Go's HTTP/2 server announces ENABLE_CONNECT_PROTOCOL only when
+		// the process starts with this GODEBUG.
+		self, err := os.Executable()
+		if err != nil {
+			log.Fatal(err)
+		}
+		env := append(os.Environ(), "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+",http2xconnect=1", ","))
+		log.Fatal(syscall.Exec(self, os.Args, env))
+	}
+	pages := []string{fingerprint.FlowStart, fingerprint.FlowNav}
+	prefix := "/flow/"
+	if *websocket {
+		pages, prefix = []string{fingerprint.WebSocketPage}, fingerprint.WebSocketEcho
+	}
 	if *out == "" {
 		log.Fatal("-out is required")
 	}
@@ -107,7 +144,7 @@ func main() {
 			if h1 {
 				args = append(args, "--disable-http2")
 			}
-			for _, path := range []string{fingerprint.FlowStart, fingerprint.FlowNav} {
+			for _, path := range pages {
 				run(bin, nil, append(args, origin+path)...)
 			}
 		}
@@ -141,7 +178,7 @@ func main() {
 				marionetteNavigate(bin, dir, prof, origin+fingerprint.FlowNav, origin+fingerprint.FlowStart)
 				continue
 			}
-			for _, path := range []string{fingerprint.FlowStart, fingerprint.FlowNav} {
+			for _, path := range pages {
 				run(bin, []string{"HOME=" + dir}, "--headless", "--no-remote", "--profile", prof,
 					"--screenshot", filepath.Join(dir, "shot.png"), origin+path)
 			}
@@ -163,7 +200,7 @@ func main() {
 				continue
 			}
 			for _, q := range h.Requests {
-				if q.Trailer || !strings.HasPrefix(q.Path(), "/flow/") {
+				if q.Trailer || !strings.HasPrefix(q.Path(), prefix) {
 					continue
 				}
 				r := h2Request{Method: q.Method(), Path: q.Path(), PseudoOrder: q.PseudoOrder}
@@ -176,11 +213,19 @@ func main() {
 			}
 		case fingerprint.ProtoHTTP1:
 			for _, head := range rec.HTTP1Heads() {
-				if bytes.Contains(head[:bytes.IndexByte(head, '\n')+1], []byte(" /flow/")) {
+				if bytes.Contains(head[:bytes.IndexByte(head, '\n')+1], []byte(" "+prefix)) {
 					o.HTTP1 = append(o.HTTP1, string(head))
 				}
 			}
 		}
+	}
+	if *websocket {
+		o.Conns = websocketConns(srv.Records())
+		if *browser == "chromium" {
+			o.How = strings.ReplaceAll(o.How, fingerprint.FlowStart+"`, then the same with the URL https://fp.test:PORT"+fingerprint.FlowNav+" (same user data dir $D, so the cookie is kept); both", fingerprint.WebSocketPage+"`; that")
+		}
+		o.How = strings.ReplaceAll(o.How, fingerprint.FlowStart+"`, then the same with the URL https://fp.test:PORT"+fingerprint.FlowNav+" (same profile, so the cookie is kept); both", fingerprint.WebSocketPage+"`; that")
+		o.How = strings.Replace(o.How, "flows.go -browser "+*browser, "flows.go -browser "+*browser+" -websocket (GODEBUG=http2xconnect=1)", 1)
 	}
 	b, err := json.MarshalIndent(o, "", "  ")
 	if err != nil {
@@ -335,4 +380,38 @@ func marionetteNavigate(bin, home, prof string, urls ...string) {
 		call("WebDriver:Navigate", map[string]any{"url": u})
 	}
 	call("WebDriver:DeleteSession", map[string]any{})
+}
+
+// websocketConns finds the connections that carried a WebSocket handshake.
+func websocketConns(recs []*fingerprint.ConnRecord) []wsConn {
+	var out []wsConn
+	for _, rec := range recs {
+		var ws, page bool
+		switch rec.Protocol {
+		case fingerprint.ProtoH2:
+			h, _ := rec.HTTP2()
+			if h == nil {
+				continue
+			}
+			for _, q := range h.Requests {
+				ws = ws || q.Path() == fingerprint.WebSocketEcho
+				page = page || q.Path() == fingerprint.WebSocketPage
+			}
+		case fingerprint.ProtoHTTP1:
+			for _, head := range rec.HTTP1Heads() {
+				line := string(head[:bytes.IndexByte(head, '\n')+1])
+				ws = ws || strings.Contains(line, " "+fingerprint.WebSocketEcho+" ")
+				page = page || strings.Contains(line, " "+fingerprint.WebSocketPage+" ")
+			}
+		}
+		if !ws {
+			continue
+		}
+		c := wsConn{ID: rec.ID, Protocol: rec.Protocol, PageOnIt: page}
+		if ch, err := rec.ClientHello(); err == nil {
+			c.ALPNOffered = ch.ALPN
+		}
+		out = append(out, c)
+	}
+	return out
 }
