@@ -79,7 +79,8 @@ var importRules = []importRule{
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
-	{pkg: "fingerprint", layer: 2, mod: "fields profile", ext: "golang.org/x/net/http2/hpack"},
+	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/quicwire internal/h3wire",
+		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
 
 	// Layer 3: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 3,
