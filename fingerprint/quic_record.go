@@ -141,7 +141,6 @@ func (r *ConnRecord) QUICFlight() (*QUICFlight, error) {
 					err = quicwire.ParseFrames(pkt.Payload, func(f quicwire.Frame) {
 						if f.Type == quicwire.FrameCrypto {
 							crypto, have = placeCrypto(crypto, have, f)
-							f.Data = nil // the flight keeps the hello once
 						}
 						f.Reason = nil
 						p.Frames = append(p.Frames, f)
