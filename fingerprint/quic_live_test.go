@@ -139,7 +139,7 @@ func quicFacts(t *testing.T, r *ConnRecord) map[string]string {
 // quicVaries are the facts that differ between connections of one
 // browser (read off quicRuns live connections and the recordings).
 var quicVaries = map[string][]string{
-	"chromium-156":    {"first_flight_frames", "transport_parameter_order", "hello_bytes"},
+	"chromium-156": {"first_flight_frames", "transport_parameter_order", "hello_bytes"},
 	"firefox-esr-153": {"first_flight_packet_numbers", "dcid_len", "first_flight_trailing_padding",
 		"request /h3/pixel.gif priority"}, // u=4, i or u=5, i: Firefox reprioritises images as the page loads
 }
