@@ -89,9 +89,13 @@ func TestInitialRoundTrip(t *testing.T) {
 	if h.Type != PacketInitial || !bytes.Equal(h.DCID, dcid) || !bytes.Equal(h.SCID, scid) || string(h.Token) != "tok" || h.Size != 1200 || h.LengthSize != 2 {
 		t.Fatalf("header %+v", h)
 	}
+	before := slices.Clone(pkt)
 	p, err := ClientInitialKeys(dcid).Open(pkt, h)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(pkt, before) {
+		t.Error("Open modified its input")
 	}
 	if p.PacketNumber != 1 || p.PNLen != 2 || p.Flags != 0xc1 {
 		t.Errorf("pn %d len %d flags %#x", p.PacketNumber, p.PNLen, p.Flags)
