@@ -144,32 +144,41 @@ var quicVaries = map[string][]string{
 		"request /h3/pixel.gif priority"}, // u=4, i or u=5, i: Firefox reprioritises images as the page loads
 }
 
-// quicLive runs a browser quicRuns times against a fresh server and
-// returns its QUIC connections that answered requests; with
+// quicLive runs a browser against a fresh server until it has quicRuns
+// QUIC connections that carried the page, and returns them; with
 // GUISE_RECORD_QUIC=1 it also writes them as recordings.
 func quicLive(t *testing.T, browser string, run func(s *Server, port string)) []*ConnRecord {
 	s := startServer(t, nil)
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
-	for range quicRuns {
-		run(s, port)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	var recs []*ConnRecord
-	for {
-		ch := s.Changed()
-		recs = recs[:0]
+	pages := func() []*ConnRecord {
+		var out []*ConnRecord
 		for _, r := range s.Records() {
 			if r.Transport == TransportQUIC && r.Requests > 0 && servedPage(r) {
-				recs = append(recs, r)
+				out = append(out, r)
 			}
 		}
-		if len(recs) >= quicRuns || time.Now().After(deadline) {
-			break
+		return out
+	}
+	// A loaded machine can make a browser give up on QUIC for a run (and
+	// load the page over TCP): up to two runs more, each waited for.
+	var recs []*ConnRecord
+	for try := 0; len(recs) < quicRuns && try < quicRuns+2; try++ {
+		run(s, port)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ch := s.Changed()
+			if n := len(pages()); n > len(recs) || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ch:
+			case <-time.After(time.Until(deadline)):
+			}
 		}
-		select {
-		case <-ch:
-		case <-time.After(time.Until(deadline)):
-		}
+		recs = pages()
+	}
+	if len(recs) > quicRuns {
+		recs = recs[:quicRuns]
 	}
 	if len(recs) < quicRuns {
 		t.Fatalf("%d quic connections with requests, want %d", len(recs), quicRuns)
