@@ -50,6 +50,11 @@ var importRules = []importRule{
 		ext: "github.com/andybalholm/brotli github.com/klauspost/compress/flate github.com/klauspost/compress/gzip " +
 			"github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
 		std: "bufio errors io strconv sync"},
+	// QUIC and HTTP/3 wire formats: no state, no I/O.
+	{pkg: "internal/quicwire", layer: 0,
+		std: "crypto/aes crypto/cipher crypto/hkdf crypto/sha256 encoding/binary errors strconv"},
+	{pkg: "internal/h3wire", layer: 1, mod: "internal/quicwire", ext: "github.com/quic-go/qpack",
+		std: "errors io strconv"},
 	{pkg: "internal/testpeer", layer: 0, denyStd: "net/http"}, // test helpers only: no non-test importer
 	{pkg: "internal/testpeer/tls13", layer: 1, mod: "internal/testpeer",
 		ext:     "github.com/andybalholm/brotli github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
@@ -77,7 +82,8 @@ var importRules = []importRule{
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
-	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws", ext: "golang.org/x/net/http2/hpack"},
+	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws internal/quicwire internal/h3wire",
+		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
 
 	// Layer 3: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 3,
@@ -101,6 +107,7 @@ var stdDenied = map[string]string{
 var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/hpack golang.org/x/net/publicsuffix " +
 	"github.com/mccutchen/go-httpbin/v2/httpbin github.com/andybalholm/brotli github.com/klauspost/compress/zstd " +
 	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
+	"github.com/quic-go/qpack github.com/quic-go/quic-go/http3 " +
 	"github.com/coder/websocket" // an independent WebSocket server for the WebSocket tests
 
 const utls = "github.com/refraction-networking/utls"

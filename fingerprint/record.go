@@ -12,6 +12,7 @@ import (
 const (
 	TransportTLS = "tls" // TLS over TCP
 	TransportTCP = "tcp" // plain TCP (http:// visits)
+	// TransportQUIC (quic_record.go) is QUIC v1 over UDP.
 )
 
 // Protocol names in [ConnRecord.Protocol], as in ALPN.
@@ -62,6 +63,9 @@ type ConnRecord struct {
 	Requests int
 	// Err says why the connection failed before HTTP ("" if it did not).
 	Err string
+	// QUIC holds a TransportQUIC connection's datagrams and streams (nil
+	// for TCP). RemoteAddr and LocalAddr are then UDP addresses.
+	QUIC *QUICRecord
 }
 
 // Negotiated is what a TLS handshake agreed on, named as crypto/tls names
@@ -111,6 +115,8 @@ type liveConn struct {
 	claimed map[uint32]bool // HTTP/2 streams already matched to a handler
 	ended   bool
 
+	quicSCID []byte // a QUIC connection's client SCID (quic_server.go)
+
 	served sync.Once // releases the server's wait for the net/http goroutine
 }
 
@@ -118,6 +124,7 @@ type liveConn struct {
 func (lc *liveConn) snapshot() *ConnRecord {
 	lc.mu.Lock()
 	r := lc.rec
+	r.QUIC = r.QUIC.clone()
 	lc.mu.Unlock()
 	r.ClientBytes = r.ClientBytes[:len(r.ClientBytes):len(r.ClientBytes)]
 	return &r

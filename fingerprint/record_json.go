@@ -23,6 +23,7 @@ type recordJSON struct {
 	Protocol            string     `json:"protocol"`
 	HTTP2               *http2JSON `json:"http2,omitempty"`
 	HTTP1               *http1JSON `json:"http1,omitempty"`
+	QUIC                *quicJSON  `json:"quic,omitempty"`
 	Requests            int        `json:"requests_answered"`
 	ClientBytesRecorded int        `json:"client_bytes_recorded"`
 	ClientBytesTotal    int64      `json:"client_bytes_total"`
@@ -80,11 +81,12 @@ func DecodeRecord(data []byte) (*ConnRecord, error) {
 			ClientHelloRecordHex string      `json:"client_hello_record_hex"`
 			Negotiated           *Negotiated `json:"negotiated"`
 		} `json:"tls"`
-		Protocol          string `json:"protocol"`
-		Requests          int    `json:"requests_answered"`
-		ClientBytesTotal  int64  `json:"client_bytes_total"`
-		RawClientBytesHex string `json:"raw_client_stream_head_hex"`
-		Err               string `json:"error"`
+		Protocol          string    `json:"protocol"`
+		QUIC              *quicJSON `json:"quic"`
+		Requests          int       `json:"requests_answered"`
+		ClientBytesTotal  int64     `json:"client_bytes_total"`
+		RawClientBytesHex string    `json:"raw_client_stream_head_hex"`
+		Err               string    `json:"error"`
 	}
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, errors.New("fingerprint: decode record: " + err.Error())
@@ -117,6 +119,14 @@ func DecodeRecord(data []byte) (*ConnRecord, error) {
 		r.Negotiated = j.TLS.Negotiated
 		if r.Transport == "" {
 			r.Transport = TransportTLS
+		}
+	}
+	if j.QUIC != nil {
+		if r.QUIC, err = decodeQUIC(j.QUIC); err != nil {
+			return nil, err
+		}
+		if r.Transport == "" {
+			r.Transport = TransportQUIC
 		}
 	}
 	if r.Transport == "" {

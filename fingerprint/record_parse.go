@@ -34,6 +34,16 @@ func (r *ConnRecord) HTTPRequests() []*HTTPRequest {
 				out = append(out, h.Requests[i].HTTPRequest())
 			}
 		}
+	case ProtoH3:
+		h, _ := r.HTTP3()
+		if h == nil {
+			return nil
+		}
+		for i := range h.Requests {
+			if h.Requests[i].Fields != nil {
+				out = append(out, h.Requests[i].HTTPRequest())
+			}
+		}
 	case ProtoHTTP1:
 		for _, head := range r.HTTP1Heads() {
 			if q, err := ParseHTTP1Request(head); err == nil {

@@ -175,6 +175,7 @@ func (r *ConnRecord) derive(j *recordJSON) {
 	j.TLS = tlsReport(r)
 	j.HTTP2, _ = http2Report(r)
 	j.HTTP1 = http1Report(r)
+	j.QUIC = quicReport(r)
 }
 
 func fieldOf(name, value string) fields.Field { return fields.Field{Name: name, Value: value} }

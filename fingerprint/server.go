@@ -55,6 +55,10 @@ type Server struct {
 	// IdleTimeout closes a connection idle for that long; 0 means
 	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// DisableQUIC turns off the UDP side. By default the server also
+	// listens on UDP, on the same port, for QUIC v1 with ALPN h3, and
+	// records each connection's datagrams and streams (quic_server.go).
+	DisableQUIC bool
 	// OnRecord, if set, is called with the final record of every
 	// connection once it has closed (or failed before HTTP). Calls come
 	// from the connection's goroutine, possibly concurrently; a slow
@@ -66,6 +70,7 @@ type Server struct {
 	closed   bool
 	ca       *CA
 	ln       net.Listener
+	quic     *quicSide // nil with DisableQUIC
 	hl       *chanListener
 	hs       *http.Server
 	tlsConf  *tls.Config
@@ -114,8 +119,26 @@ func (s *Server) Start() error {
 	if err != nil {
 		return errors.New("fingerprint: listen: " + err.Error())
 	}
-	s.started = true
 	s.ca = ca
+	if !s.DisableQUIC {
+		// The UDP port must be the TCP one; when the port was free to
+		// choose, a taken UDP twin means choosing again (bounded).
+		for try := 0; ; try++ {
+			err = s.listenQUIC(ln.Addr())
+			if err == nil {
+				break
+			}
+			if _, port, _ := net.SplitHostPort(addr); port != "0" || try == 8 {
+				ln.Close()
+				return errors.New("fingerprint: listen udp: " + err.Error())
+			}
+			ln.Close()
+			if ln, err = net.Listen("tcp", addr); err != nil {
+				return errors.New("fingerprint: listen: " + err.Error())
+			}
+		}
+	}
+	s.started = true
 	s.ln = ln
 	s.raw = make(map[net.Conn]struct{})
 	if s.changed == nil { // Changed may have been called before Start
@@ -261,6 +284,7 @@ func (s *Server) Close() error {
 	}
 	s.hs.Close()
 	s.hl.Close()
+	s.closeQUIC()
 	s.pre.Wait()
 	<-s.serveErr
 	// Connections accepted by Serve after hs.Close took its snapshot are
@@ -339,6 +363,12 @@ func (s *Server) acceptLoop(ln net.Listener) {
 
 // newLiveConn registers an accepted connection; false if the server closed.
 func (s *Server) newLiveConn(c net.Conn) (*liveConn, bool) {
+	return s.register(c, c.RemoteAddr().String(), c.LocalAddr().String(), TransportTCP)
+}
+
+// register numbers and keeps a new connection's record (c is nil for a
+// QUIC connection); false if the server closed.
+func (s *Server) register(c net.Conn, remote, local, transport string) (*liveConn, bool) {
 	max := s.MaxClientBytes
 	if max <= 0 {
 		max = DefaultMaxClientBytes
@@ -353,10 +383,16 @@ func (s *Server) newLiveConn(c net.Conn) (*liveConn, bool) {
 	lc.rec = ConnRecord{
 		ID:         s.nextID,
 		Start:      time.Now(),
-		RemoteAddr: c.RemoteAddr().String(),
-		LocalAddr:  c.LocalAddr().String(),
+		RemoteAddr: remote,
+		LocalAddr:  local,
 	}
-	s.raw[c] = struct{}{}
+	if transport == TransportQUIC {
+		lc.rec.Transport = TransportQUIC
+		lc.rec.QUIC = &QUICRecord{}
+	}
+	if c != nil {
+		s.raw[c] = struct{}{}
+	}
 	limit := s.MaxRecords
 	if limit <= 0 {
 		limit = DefaultMaxRecords

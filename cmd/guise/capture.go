@@ -128,6 +128,8 @@ func protoSlug(p string) string {
 		return "h2"
 	case fingerprint.ProtoHTTP1:
 		return "h1"
+	case fingerprint.ProtoH3:
+		return "h3"
 	}
 	return "none"
 }

@@ -51,6 +51,10 @@ func announce(w io.Writer, s *fingerprint.Server, caOut string) error {
 	fmt.Fprintf(w, "guise echo server: %s (also http://%s)\n", s.URL(), s.ListenAddr())
 	fmt.Fprintf(w, "  visit https://fp.test:%s/ (fp.test and sub.fp.test must resolve to 127.0.0.1)\n", port)
 	fmt.Fprintf(w, "  chromium: --host-resolver-rules=\"MAP fp.test 127.0.0.1, MAP sub.fp.test 127.0.0.1\" --ignore-certificate-errors\n")
+	if spki := s.SPKIHash(); spki != "" {
+		fmt.Fprintf(w, "  http/3 (udp %s): chromium --origin-to-force-quic-on=fp.test:%s --ignore-certificate-errors-spki-list=%s\n", port, port, spki)
+		fmt.Fprintf(w, "    firefox prefs: network.http.http3.alt-svc-mapping-for-testing=\"fp.test;h3=:%s\", network.http.http3.disable_when_third_party_roots_found=false\n", port)
+	}
 	if caOut != "" {
 		if err := os.WriteFile(caOut, s.CAPEM(), 0o644); err != nil {
 			return fmt.Errorf("writing CA: %w", err)

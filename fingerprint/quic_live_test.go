@@ -1,0 +1,348 @@
+package fingerprint
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/h3wire"
+	"github.com/guise-http/guise/internal/quicwire"
+	"github.com/guise-http/guise/internal/testpeer"
+)
+
+// quicRuns is how many browser runs (each a new QUIC connection) a live
+// QUIC test makes.
+const quicRuns = 3
+
+// quicFacts are the parts of a QUIC connection's first flight and
+// HTTP/3 layer that a profile reproduces, each as a comparable string.
+// GREASE values are masked; values a browser draws per connection
+// (connection IDs, packet numbers, frame order under Chromium's chaos
+// protection) are left out or listed in quicVaries.
+func quicFacts(t *testing.T, r *ConnRecord) map[string]string {
+	t.Helper()
+	fl, err := r.QUICFlight()
+	if err != nil {
+		t.Fatalf("connection #%d: %v", r.ID, err)
+	}
+	h, err := r.HTTP3()
+	if err != nil {
+		t.Fatalf("connection #%d: http3: %v", r.ID, err)
+	}
+	f := map[string]string{
+		"version":     strconv.FormatUint(uint64(fl.Version), 16),
+		"dcid_len":    strconv.Itoa(len(fl.DCID)),
+		"scid_len":    strconv.Itoa(len(fl.SCID)),
+		"token_len":   strconv.Itoa(len(fl.Token)),
+		"ja4":         fl.JA4(),
+		"alpn":        strings.Join(fl.ClientHello.ALPN, ","),
+		"hello_bytes": strconv.Itoa(len(fl.ClientHelloMessage)),
+	}
+	// The datagrams until the hello is complete: the first flight.
+	var sizes, trailing, pns, frames []string
+	covered := 0
+	for _, d := range fl.Datagrams {
+		if covered >= len(fl.ClientHelloMessage) {
+			break
+		}
+		sizes = append(sizes, strconv.Itoa(d.Size))
+		trailing = append(trailing, strconv.Itoa(d.Trailing))
+		for _, p := range d.Packets {
+			if p.Type.String() != "Initial" {
+				continue
+			}
+			pns = append(pns, strconv.FormatUint(p.PacketNumber, 10)+"/"+strconv.Itoa(p.PNLen)+"/"+strconv.Itoa(p.LengthSize))
+			var fs []string
+			for _, fr := range p.Frames {
+				fs = append(fs, fr.Type.String())
+				if fr.Type.String() == "CRYPTO" {
+					covered += len(fr.Data) // no retransmission in a first flight
+				}
+			}
+			frames = append(frames, strings.Join(fs, " "))
+		}
+	}
+	f["first_flight_datagrams"] = strings.Join(sizes, " ")
+	f["first_flight_trailing_padding"] = strings.Join(trailing, " ")
+	f["first_flight_packet_numbers"] = strings.Join(pns, " ")
+	f["first_flight_frames"] = strings.Join(frames, " | ")
+	var ids, vals []string
+	for _, p := range fl.TransportParameters {
+		if p.ID.IsGREASE() {
+			ids = append(ids, "GREASE")
+			continue
+		}
+		ids = append(ids, p.ID.String())
+		if p.ID == quicwire.ParamVersionInformation {
+			vals = append(vals, "version_information="+versionInfo(p.Value))
+		} else if v, ok := p.Uint(); ok {
+			vals = append(vals, p.ID.String()+"="+strconv.FormatUint(v, 10))
+		} else if p.ID.String() != "initial_source_connection_id" {
+			vals = append(vals, fmt.Sprintf("%s=%x", p.ID, p.Value))
+		}
+	}
+	f["transport_parameter_order"] = strings.Join(ids, ",")
+	slices.Sort(ids)
+	f["transport_parameter_set"] = strings.Join(ids, ",")
+	slices.Sort(vals)
+	f["transport_parameter_values"] = strings.Join(vals, " ")
+	var set, ctl, uni []string
+	for _, s := range h.Settings {
+		v := s.ID.String() + "=" + strconv.FormatUint(s.Value, 10)
+		if h3wire.IsGREASE(uint64(s.ID)) {
+			v = "GREASE"
+		}
+		set = append(set, v)
+	}
+	for _, c := range h.ControlFrames {
+		// One PRIORITY_UPDATE per request: how many depends on how many
+		// requests the run made before it exited.
+		if n := c.Type.String(); len(ctl) == 0 || n != "PRIORITY_UPDATE" || ctl[len(ctl)-1] != "PRIORITY_UPDATE*" {
+			if n == "PRIORITY_UPDATE" {
+				n += "*"
+			}
+			ctl = append(ctl, n)
+		}
+	}
+	for _, u := range h.UniStreams {
+		uni = append(uni, u.Type.String())
+	}
+	slices.Sort(uni)
+	f["settings"] = strings.Join(set, ",")
+	f["control_frames"] = strings.Join(ctl, ",")
+	f["uni_streams"] = strings.Join(uni, ",")
+	for _, q := range h.Requests {
+		var names []string
+		for _, fl := range q.Fields {
+			names = append(names, fl.Name)
+		}
+		hr := q.HTTPRequest()
+		kind := hr.Target
+		if kind == "/favicon.ico" {
+			continue // sent or not, as the headless run ends
+		}
+		f["request "+kind+" order"] = strings.Join(names, ",")
+		f["request "+kind+" priority"] = q.Priority()
+		f["request "+kind+" qpack_prefix"] = strconv.FormatUint(q.RequiredInsertCount, 10) + "," + strconv.FormatUint(q.DeltaBase, 10)
+	}
+	return f
+}
+
+// quicVaries are the facts that differ between connections of one
+// browser (read off quicRuns live connections and the recordings).
+var quicVaries = map[string][]string{
+	"chromium-156": {"first_flight_frames", "transport_parameter_order", "hello_bytes"},
+	"firefox-esr-153": {"first_flight_packet_numbers", "dcid_len", "first_flight_trailing_padding",
+		"request /h3/pixel.gif priority"}, // u=4, i or u=5, i: Firefox reprioritises images as the page loads
+}
+
+// quicLive runs a browser against a fresh server until it has quicRuns
+// QUIC connections that carried the page, and returns them; with
+// GUISE_RECORD_QUIC=1 it also writes them as recordings.
+func quicLive(t *testing.T, browser string, run func(s *Server, port string)) []*ConnRecord {
+	s := startServer(t, nil)
+	_, port, _ := strings.Cut(s.ListenAddr(), ":")
+	pages := func() []*ConnRecord {
+		var out []*ConnRecord
+		for _, r := range s.Records() {
+			if r.Transport == TransportQUIC && r.Requests > 0 && servedPage(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	// A loaded machine can make a browser give up on QUIC for a run (and
+	// load the page over TCP): up to two runs more, each waited for.
+	var recs []*ConnRecord
+	for try := 0; len(recs) < quicRuns && try < quicRuns+2; try++ {
+		run(s, port)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ch := s.Changed()
+			if n := len(pages()); n > len(recs) || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ch:
+			case <-time.After(time.Until(deadline)):
+			}
+		}
+		recs = pages()
+	}
+	if len(recs) > quicRuns {
+		recs = recs[:quicRuns]
+	}
+	if len(recs) < quicRuns {
+		t.Fatalf("%d quic connections with requests, want %d", len(recs), quicRuns)
+	}
+	if os.Getenv("GUISE_RECORD_QUIC") == "1" {
+		for i, r := range recs {
+			b, err := json.MarshalIndent(r, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := filepath.Join("testdata", "recordings", fmt.Sprintf("%s-h3-%02d.json", browser, i+1))
+			if err := os.WriteFile(name, append(b, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return recs
+}
+
+// servedPage reports whether the connection carried the page's
+// navigation and its image and fetch() requests (a browser may open a
+// further connection for the favicon alone).
+func servedPage(r *ConnRecord) bool {
+	var paths []string
+	for _, q := range r.HTTPRequests() {
+		paths = append(paths, q.Target)
+	}
+	return slices.Contains(paths, "/") && slices.Contains(paths, "/h3/pixel.gif") && slices.Contains(paths, "/h3/fetch")
+}
+
+// checkQUICLive compares live connections with the in-repo recordings of
+// browser: every fact outside quicVaries must be equal.
+func checkQUICLive(t *testing.T, browser string, live []*ConnRecord) {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", browser+"-h3-*.json"))
+	if len(paths) == 0 {
+		t.Fatalf("no recordings %s-h3-*.json (make them with GUISE_RECORD_QUIC=1)", browser)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := quicFacts(t, rec)
+	for _, r := range live {
+		got := quicFacts(t, r)
+		for k, w := range want {
+			if slices.Contains(quicVaries[browser], k) {
+				continue
+			}
+			if got[k] != w {
+				t.Errorf("connection #%d: %s\n  live      %s\n  recording %s", r.ID, k, got[k], w)
+			}
+		}
+	}
+}
+
+func TestLiveQUICChromium(t *testing.T) {
+	bin := testpeer.Need(t, "chromium", "chromium")
+	live := quicLive(t, "chromium-156", func(s *Server, port string) {
+		runBrowser(t, bin, nil,
+			"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--disable-default-apps", "--disable-domain-reliability", "--no-default-browser-check",
+			"--ignore-certificate-errors", "--ignore-certificate-errors-spki-list="+s.SPKIHash(),
+			"--origin-to-force-quic-on=fp.test:"+port, "--user-data-dir="+t.TempDir(),
+			"--host-resolver-rules=MAP fp.test 127.0.0.1, MAP sub.fp.test 127.0.0.1, MAP * ~NOTFOUND",
+			"--virtual-time-budget=5000", "--dump-dom", "https://fp.test:"+port+"/")
+	})
+	checkQUICLive(t, "chromium-156", live)
+}
+
+func TestLiveQUICFirefox(t *testing.T) {
+	bin := testpeer.Need(t, "firefox-esr", "firefox-esr")
+	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
+	live := quicLive(t, "firefox-esr-153", func(s *Server, port string) {
+		dir := t.TempDir()
+		caFile := filepath.Join(dir, "ca.pem")
+		if err := os.WriteFile(caFile, s.CAPEM(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		prof := filepath.Join(dir, "profile")
+		if err := os.Mkdir(prof, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"-N", "-d", "sql:" + prof, "--empty-password"},
+			{"-A", "-n", "guise-echo", "-t", "C,,", "-i", caFile, "-d", "sql:" + prof},
+		} {
+			if out, err := exec.Command(certutil, args...).CombinedOutput(); err != nil {
+				t.Fatalf("certutil %v: %v\n%s", args, err, out)
+			}
+		}
+		prefs := firefoxPrefs + `user_pref("network.http.http3.enable", true);
+user_pref("network.http.http3.alt-svc-mapping-for-testing", "fp.test;h3=:` + port + `");
+user_pref("network.http.http3.disable_when_third_party_roots_found", false);
+`
+		if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(prefs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runBrowser(t, bin, []string{"HOME=" + dir}, "--headless", "--no-remote", "--profile", prof,
+			"--screenshot", filepath.Join(dir, "shot.png"), "https://fp.test:"+port+"/")
+	})
+	checkQUICLive(t, "firefox-esr-153", live)
+}
+
+// versionInfo renders a version_information value (RFC 9368) as the
+// chosen version and the sorted available versions, GREASE versions
+// (0x?a?a?a?a) masked.
+func versionInfo(v []byte) string {
+	var vs []string
+	for len(v) >= 4 {
+		x := uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
+		s := strconv.FormatUint(uint64(x), 16)
+		if x&0x0f0f0f0f == 0x0a0a0a0a {
+			s = "GREASE"
+		}
+		vs = append(vs, s)
+		v = v[4:]
+	}
+	if len(vs) == 0 {
+		return "empty"
+	}
+	avail := vs[1:]
+	slices.Sort(avail)
+	return "chosen " + vs[0] + " available " + strings.Join(avail, ",")
+}
+
+// TestQUICRecordingFacts prints, for each in-repo QUIC recording, the
+// facts a profile keeps and checks that those outside quicVaries agree
+// across a browser's recordings.
+func TestQUICRecordingFacts(t *testing.T) {
+	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
+		paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", browser+"-h3-*.json"))
+		if len(paths) < 2 {
+			t.Fatalf("%s: %d recordings, want several", browser, len(paths))
+		}
+		var first map[string]string
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := DecodeRecord(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := quicFacts(t, r)
+			if first == nil {
+				first = f
+				keys := slices.Sorted(maps.Keys(f))
+				for _, k := range keys {
+					t.Logf("%s %s: %s", browser, k, f[k])
+				}
+				continue
+			}
+			for k, v := range first {
+				if f[k] != v && !slices.Contains(quicVaries[browser], k) {
+					t.Errorf("%s: %s: %s differs from the first recording\n  %s\n  %s", browser, filepath.Base(p), k, f[k], v)
+				}
+			}
+		}
+	}
+}
