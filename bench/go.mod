@@ -22,7 +22,7 @@ require (
 	github.com/cloudflare/circl v1.5.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/molecule-man/go-brrr v1.3.1 // indirect
-	github.com/quic-go/qpack v0.5.1 // indirect
+	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/tam7t/hpkp v0.0.0-20160821193359-2b70b4024ed5 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasthttp v1.78.0
@@ -38,3 +38,8 @@ require (
 )
 
 replace github.com/guise-http/guise => ../
+
+// tls-client's HTTP/3 (bogdanfinn/quic-go-utls) is built on qpack v0.5's
+// API; guise requires v0.6 only in packages this module never builds (its
+// HTTP/3 recorder), so the bench builds with v0.5.1.
+replace github.com/quic-go/qpack => github.com/quic-go/qpack v0.5.1
