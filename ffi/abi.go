@@ -339,7 +339,9 @@ func guise_start(client C.guise_handle, req *C.guise_request, done C.guise_done_
 	if err != nil {
 		c.err = err
 		c.state.Store(stateReady)
-		go cb.run(h, -int64(classify(err).kind))
+		if done != nil {
+			go cb.run(h, -int64(classify(err).kind))
+		}
 		return C.guise_handle(h)
 	}
 	go func() {

@@ -11,7 +11,6 @@ type stats struct {
 	handles, calls, goroutines, heapBytes, heapSys int64
 }
 
-
 func readStats() stats {
 	s := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
