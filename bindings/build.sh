@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bindings/lib bindings/node/build
 go build -trimpath -buildmode=c-shared -o bindings/lib/libguise.so ./ffi
-rm -f bindings/lib/libguise.h
+mv bindings/lib/libguise.h bindings/lib/guise.h # compared with ffi/guise.h by .ci/run
 nodeinc=${NODE_INCLUDE:-}
 if [ -z "$nodeinc" ]; then
   for d in /usr/include/node /usr/local/include/node "$(dirname "$(dirname "$(command -v node)")")/include/node"; do
@@ -18,6 +18,6 @@ if [ -z "$nodeinc" ]; then
   exit 1
 fi
 cc -shared -fPIC -O2 -Wall -Wextra -Wno-unused-parameter -std=c11 -DNODE_GYP_MODULE_NAME=guise \
-  -I"$nodeinc" -Iffi -o bindings/node/build/guise.node bindings/node/src/guise_node.c \
+  -I"$nodeinc" -Ibindings/lib -o bindings/node/build/guise.node bindings/node/src/guise_node.c \
   -Lbindings/lib -lguise -Wl,-rpath,'$ORIGIN/../../lib'
 echo "built bindings/lib/libguise.so and bindings/node/build/guise.node"

@@ -135,10 +135,37 @@ typedef struct {
 typedef struct {
 	int64_t handles;      // live handles of every kind
 	int64_t calls;        // calls not yet closed
+	int64_t sessions;     // Sessions not yet closed
 	int64_t goroutines;
 	int64_t heap_bytes;   // Go heap in live objects
 	int64_t heap_sys;     // Go heap obtained from the system, less released
 } guise_stats;
+
+// guise_send sends req through client (a Session handle, or 0 for an
+// isolated visit) and blocks until the response head has arrived (with any
+// prefetched body) or the request failed. It copies everything req points
+// to before it returns. It always returns a call handle: ask it with
+// guise_call_error and guise_response_head, read with guise_body_read, and
+// release it with guise_close. (guise_start is its async form.)
+guise_handle guise_send(guise_handle client, guise_request *req);
+
+// guise_body_read reads up to cap body bytes into buf. With done NULL it
+// blocks and returns the count: > 0 bytes, 0 at the end of the body, or
+// -kind on error (details from guise_call_error). With done, it returns 0
+// at once (or -kind if it cannot start) and calls done(user, call, n) with
+// that result later; buf must stay valid and untouched until then. Bytes
+// guise already holds (guise_head.prefetched) are copied without waiting,
+// and then done runs before guise_body_read returns. One read runs at a
+// time per call (GUISE_E_BUSY).
+int64_t guise_body_read(guise_handle call, uint8_t *buf, size_t cap, guise_done_fn done, void *user);
+
+// guise_stream_write queues len bytes of buf as the next piece of a body
+// stream. guise reads them straight from buf, which must stay valid and
+// untouched until the write completes. With done NULL it blocks until then
+// and returns len, or -kind if the request failed or the stream was
+// aborted. With done, it returns 0 at once and calls done(user, stream,
+// result) later. Writes may be queued before the request starts.
+int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_done_fn done, void *user);
 
 // Functions (each documented on its Go definition in ffi/abi.go):
 //
@@ -150,10 +177,11 @@ typedef struct {
 //   async. Both return a call handle to close.
 // guise_call_error, guise_response_head, guise_response_meta: a call's
 //   outcome and head.
-// guise_body_read: body bytes into the caller's buffer, blocking or async.
+// guise_body_read: body bytes into the caller's buffer, blocking or async
+//   (guise_read_start is its async half).
 // guise_cancel: ends a call's request and body.
-// guise_stream_new, guise_stream_write, guise_stream_end: a request body
-//   written while the request runs.
+// guise_stream_new, guise_stream_write (guise_write_start its async half),
+//   guise_stream_end: a request body written while the request runs.
 // guise_cookies_export, guise_cookies_import: a Session's jar as JSON.
 // guise_stats_read, guise_collect: for leak tests.
 */
@@ -305,26 +333,6 @@ func goRequest(r *C.guise_request) (*request, error) {
 	return q, nil
 }
 
-// guise_send sends req through client (a Session handle, or 0 for an
-// isolated visit) and blocks until the response head has arrived (with any
-// prefetched body) or the request failed. It copies everything req points
-// to before it returns. It always returns a call handle: ask it with
-// guise_call_error and guise_response_head, read with guise_body_read, and
-// release it with guise_close.
-//
-//export guise_send
-func guise_send(client C.guise_handle, req *C.guise_request) C.guise_handle {
-	c, r, err := prepare(req)
-	h := newHandle(c)
-	if err != nil {
-		c.err = err
-		c.state.Store(stateReady)
-		return C.guise_handle(h)
-	}
-	c.run(uint64(client), r)
-	return C.guise_handle(h)
-}
-
 // guise_start is guise_send's async form: it copies req, returns the call
 // handle at once, and calls done(user, call, result) when the head has
 // arrived (result 0) or the request failed (result -kind; details from
@@ -427,28 +435,28 @@ func guise_response_meta(h C.guise_handle, buf *C.uint8_t, capacity C.size_t) C.
 	return 0
 }
 
-// guise_body_read reads up to cap body bytes into buf. With done NULL it
-// blocks and returns the count: > 0 bytes, 0 at the end of the body, or
-// -kind on error (details from guise_call_error). With done, it returns 0
-// at once (or -kind if it cannot start) and calls done(user, call, n) with
-// that result later; buf must stay valid and untouched until then. Bytes
-// guise already holds (guise_head.prefetched) are copied without blocking.
-// One read runs at a time per call (GUISE_E_BUSY).
+// guise_read_start is guise_body_read's async form (which see); done
+// must not be NULL. When the bytes are already buffered, done runs on the
+// calling thread before guise_read_start returns.
 //
-//export guise_body_read
-func guise_body_read(h C.guise_handle, buf *C.uint8_t, capacity C.size_t, done C.guise_done_fn, user unsafe.Pointer) C.int64_t {
+//export guise_read_start
+func guise_read_start(h C.guise_handle, buf *C.uint8_t, capacity C.size_t, done C.guise_done_fn, user unsafe.Pointer) C.int64_t {
 	c, ok := lookup[*call](uint64(h))
 	if !ok {
 		return -C.int64_t(kindBadHandle)
 	}
-	p := goBytes(unsafe.Pointer(buf), capacity)
 	if done == nil {
-		return C.int64_t(readResult(c.read(p)))
+		return -C.int64_t(kindInvalid)
 	}
 	if err := c.headErr(); err != nil {
 		return -C.int64_t(classify(err).kind)
 	}
+	p := goBytes(unsafe.Pointer(buf), capacity)
 	cb := doneOf(done, user)
+	if c.buffered() {
+		cb.run(uint64(h), readResult(c.read(p)))
+		return 0
+	}
 	go func() {
 		cb.run(uint64(h), readResult(c.read(p)))
 	}()
@@ -484,27 +492,20 @@ func guise_cancel(h C.guise_handle) C.int32_t {
 //export guise_stream_new
 func guise_stream_new() C.guise_handle { return C.guise_handle(newHandle(newStream())) }
 
-// guise_stream_write queues len bytes of buf as the next piece of the body.
-// guise reads them straight from buf, which must stay valid and untouched
-// until the write completes. With done NULL it blocks until then and
-// returns len, or -kind if the request failed or the stream was aborted.
-// With done, it returns 0 at once and calls done(user, stream, result)
-// later. Writes may be queued before the request starts.
+// guise_write_start is guise_stream_write's async form (which see); done
+// must not be NULL.
 //
-//export guise_stream_write
-func guise_stream_write(h C.guise_handle, buf *C.uint8_t, n C.size_t, done C.guise_done_fn, user unsafe.Pointer) C.int64_t {
+//export guise_write_start
+func guise_write_start(h C.guise_handle, buf *C.uint8_t, n C.size_t, done C.guise_done_fn, user unsafe.Pointer) C.int64_t {
 	s, ok := lookup[*stream](uint64(h))
 	if !ok {
 		return -C.int64_t(kindBadHandle)
 	}
-	p := goBytes(unsafe.Pointer(buf), n)
 	if done == nil {
-		ch := make(chan int64, 1)
-		s.write(p, func(r int64) { ch <- r })
-		return C.int64_t(<-ch)
+		return -C.int64_t(kindInvalid)
 	}
 	cb := doneOf(done, user)
-	s.write(p, func(r int64) { go cb.run(uint64(h), r) })
+	s.write(goBytes(unsafe.Pointer(buf), n), func(r int64) { go cb.run(uint64(h), r) })
 	return 0
 }
 
@@ -567,6 +568,7 @@ func guise_cookies_import(h C.guise_handle, data *C.char, n C.size_t, e *C.guise
 func guise_stats_read(out *C.guise_stats) {
 	s := readStats()
 	out.handles, out.calls, out.goroutines = C.int64_t(s.handles), C.int64_t(s.calls), C.int64_t(s.goroutines)
+	out.sessions = C.int64_t(s.sessions)
 	out.heap_bytes, out.heap_sys = C.int64_t(s.heapBytes), C.int64_t(s.heapSys)
 }
 

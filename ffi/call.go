@@ -244,6 +244,18 @@ func (c *call) read(p []byte) (int, error) {
 	return n, err
 }
 
+// buffered reports whether a read is served from the prefetch buffer (or
+// the end), without waiting for the network. A concurrent read makes the
+// answer stale, which costs only a goroutine.
+func (c *call) buffered() bool {
+	if !c.ready() {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.busy && (len(c.pre) > 0 || c.eof)
+}
+
 // readBody is read without the bookkeeping: io.EOF at the end.
 func (c *call) readBody(p []byte) (int, error) {
 	if len(c.pre) > 0 {

@@ -125,10 +125,37 @@ typedef struct {
 typedef struct {
 	int64_t handles;      // live handles of every kind
 	int64_t calls;        // calls not yet closed
+	int64_t sessions;     // Sessions not yet closed
 	int64_t goroutines;
 	int64_t heap_bytes;   // Go heap in live objects
 	int64_t heap_sys;     // Go heap obtained from the system, less released
 } guise_stats;
+
+// guise_send sends req through client (a Session handle, or 0 for an
+// isolated visit) and blocks until the response head has arrived (with any
+// prefetched body) or the request failed. It copies everything req points
+// to before it returns. It always returns a call handle: ask it with
+// guise_call_error and guise_response_head, read with guise_body_read, and
+// release it with guise_close. (guise_start is its async form.)
+guise_handle guise_send(guise_handle client, guise_request *req);
+
+// guise_body_read reads up to cap body bytes into buf. With done NULL it
+// blocks and returns the count: > 0 bytes, 0 at the end of the body, or
+// -kind on error (details from guise_call_error). With done, it returns 0
+// at once (or -kind if it cannot start) and calls done(user, call, n) with
+// that result later; buf must stay valid and untouched until then. Bytes
+// guise already holds (guise_head.prefetched) are copied without waiting,
+// and then done runs before guise_body_read returns. One read runs at a
+// time per call (GUISE_E_BUSY).
+int64_t guise_body_read(guise_handle call, uint8_t *buf, size_t cap, guise_done_fn done, void *user);
+
+// guise_stream_write queues len bytes of buf as the next piece of a body
+// stream. guise reads them straight from buf, which must stay valid and
+// untouched until the write completes. With done NULL it blocks until then
+// and returns len, or -kind if the request failed or the stream was
+// aborted. With done, it returns 0 at once and calls done(user, stream,
+// result) later. Writes may be queued before the request starts.
+int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_done_fn done, void *user);
 
 // Functions (each documented on its Go definition in ffi/abi.go):
 //
@@ -140,10 +167,11 @@ typedef struct {
 //   async. Both return a call handle to close.
 // guise_call_error, guise_response_head, guise_response_meta: a call's
 //   outcome and head.
-// guise_body_read: body bytes into the caller's buffer, blocking or async.
+// guise_body_read: body bytes into the caller's buffer, blocking or async
+//   (guise_read_start is its async half).
 // guise_cancel: ends a call's request and body.
-// guise_stream_new, guise_stream_write, guise_stream_end: a request body
-//   written while the request runs.
+// guise_stream_new, guise_stream_write (guise_write_start its async half),
+//   guise_stream_end: a request body written while the request runs.
 // guise_cookies_export, guise_cookies_import: a Session's jar as JSON.
 // guise_stats_read, guise_collect: for leak tests.
 
@@ -212,15 +240,14 @@ extern "C" {
 extern guise_handle guise_transport_new(char* opts, size_t n, guise_error* e);
 extern guise_handle guise_session_new(char* opts, size_t n, guise_error* e);
 extern int32_t guise_close(guise_handle h);
-extern guise_handle guise_send(guise_handle client, guise_request* req);
 extern guise_handle guise_start(guise_handle client, guise_request* req, guise_done_fn done, void* user);
 extern int32_t guise_call_error(guise_handle h, guise_error* e);
 extern int32_t guise_response_head(guise_handle h, guise_head* head);
 extern int32_t guise_response_meta(guise_handle h, uint8_t* buf, size_t capacity);
-extern int64_t guise_body_read(guise_handle h, uint8_t* buf, size_t capacity, guise_done_fn done, void* user);
+extern int64_t guise_read_start(guise_handle h, uint8_t* buf, size_t capacity, guise_done_fn done, void* user);
 extern int32_t guise_cancel(guise_handle h);
 extern guise_handle guise_stream_new(void);
-extern int64_t guise_stream_write(guise_handle h, uint8_t* buf, size_t n, guise_done_fn done, void* user);
+extern int64_t guise_write_start(guise_handle h, uint8_t* buf, size_t n, guise_done_fn done, void* user);
 extern int32_t guise_stream_end(guise_handle h);
 extern int32_t guise_cookies_export(guise_handle h, uint8_t* buf, size_t capacity, size_t* n);
 extern int32_t guise_cookies_import(guise_handle h, char* data, size_t n, guise_error* e);

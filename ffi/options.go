@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guise-http/guise"
@@ -154,10 +155,14 @@ func newSession(data []byte) (*session, error) {
 			return nil, err
 		}
 	}
+	liveSessions.Add(1)
 	return ss, nil
 }
 
+var liveSessions atomic.Int64
+
 func (ss *session) close() error {
+	liveSessions.Add(-1)
 	err := ss.s.Close()
 	if ss.own != nil {
 		err = errors.Join(err, ss.own.Close())

@@ -8,7 +8,7 @@ import (
 
 // stats is guise_stats in Go.
 type stats struct {
-	handles, calls, goroutines, heapBytes, heapSys int64
+	handles, calls, sessions, goroutines, heapBytes, heapSys int64
 }
 
 func readStats() stats {
@@ -22,6 +22,7 @@ func readStats() stats {
 	return stats{
 		handles:    handles.live.Load(),
 		calls:      liveCalls.Load(),
+		sessions:   liveSessions.Load(),
 		goroutines: int64(runtime.NumGoroutine()),
 		heapBytes:  objects,
 		heapSys:    objects + int64(s[1].Value.Uint64()+s[2].Value.Uint64()),

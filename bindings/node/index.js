@@ -214,21 +214,29 @@ class Response {
     let pre = this.#buf;
     this.#buf = undefined;
     const call = this.#call;
+    // A byte stream: a BYOB reader (body.getReader({mode: 'byob'})) has
+    // guise read straight into the caller's buffer; the default reader gets
+    // chunks of CHUNK bytes allocated for it.
     this.#stream = new ReadableStream({
+      type: 'bytes',
+      autoAllocateChunkSize: 32 * 1024,
       async pull(controller) {
         if (pre !== undefined) {
-          if (pre.length > 0) controller.enqueue(new Uint8Array(pre.buffer, pre.byteOffset, pre.length));
+          const b = pre;
           pre = undefined;
+          if (b.length > 0) controller.enqueue(new Uint8Array(b.buffer, b.byteOffset, b.length));
           controller.close();
+          if (controller.byobRequest) controller.byobRequest.respond(0);
           return;
         }
-        const buf = Buffer.allocUnsafeSlow(CHUNK);
-        const n = await native.read(call, buf);
+        const req = controller.byobRequest;
+        const n = await native.read(call, req.view);
         if (n > 0) {
-          controller.enqueue(new Uint8Array(buf.buffer, 0, n));
+          req.respond(n);
         } else if (n === 0) {
           self.#release();
           controller.close();
+          req.respond(0);
         } else {
           const e = errorOf(call, n);
           self.#release();
@@ -238,7 +246,7 @@ class Response {
       cancel() {
         self.#release();
       },
-    }, { highWaterMark: 1 });
+    });
     return this.#stream;
   }
 }

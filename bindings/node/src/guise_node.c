@@ -443,6 +443,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
 	napi_create_object(env, &obj);
 	napi_set_named_property(env, obj, "handles", num(env, s.handles));
 	napi_set_named_property(env, obj, "calls", num(env, s.calls));
+	napi_set_named_property(env, obj, "sessions", num(env, s.sessions));
 	napi_set_named_property(env, obj, "goroutines", num(env, s.goroutines));
 	napi_set_named_property(env, obj, "heapBytes", num(env, s.heap_bytes));
 	napi_set_named_property(env, obj, "heapSys", num(env, s.heap_sys));

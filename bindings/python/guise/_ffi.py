@@ -67,6 +67,7 @@ class Stats(ctypes.Structure):
     _fields_ = [
         ("handles", ctypes.c_int64),
         ("calls", ctypes.c_int64),
+        ("sessions", ctypes.c_int64),
         ("goroutines", ctypes.c_int64),
         ("heap_bytes", ctypes.c_int64),
         ("heap_sys", ctypes.c_int64),
