@@ -15,6 +15,7 @@ from ._errors import (BodyTruncated, Canceled, CertificateError, Closed, Connect
                       RedirectError, Timeout, TLSError)
 from ._core import Headers
 from ._sync import Response, Session, Transport, collect, get, post, request, stats
+from . import aio
 
 __all__ = [
     "Session", "Transport", "Response", "Headers", "request", "get", "post", "stats", "collect",
