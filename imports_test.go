@@ -93,6 +93,8 @@ var importRules = []importRule{
 
 	// Layer 4: adapters and the command.
 	{pkg: "nethttp", layer: 4, mod: ". fields"},
+	// The C ABI (go build -buildmode=c-shared ./ffi) under bindings/.
+	{pkg: "ffi", layer: 4, mod: ". cookie profile", denyStd: "net/http"},
 	{pkg: "cmd/guise", layer: 4, mod: ". cookie fields fingerprint profile",
 		ext: "github.com/schollz/progressbar/v3 github.com/spf13/cobra golang.org/x/term"},
 }

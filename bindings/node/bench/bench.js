@@ -1,0 +1,163 @@
+'use strict';
+// Benchmarks the guise Node binding against wreq-js 3.1.0, side by side in
+// one run against one server (bench/cmd/bindserver, a separate process),
+// then the Python binding against guise's Go API on the same server.
+//
+// Run from the repository root, after bindings/build.sh and
+// (cd bindings/node/bench && npm install):
+//
+//	node bindings/node/bench/bench.js [-d SECONDS] [-rounds N] [-n PY_REQUESTS]
+//
+// For each scenario the two clients take turns (guise, wreq, guise, ...),
+// -rounds times for -d seconds each; the table has the medians. CPU is the
+// client process's user+system time (process.cpuUsage: every thread,
+// the native libraries' included); the server's is not counted.
+
+const { spawn, execFileSync } = require('node:child_process');
+const path = require('node:path');
+const readline = require('node:readline');
+
+const root = path.resolve(__dirname, '..', '..', '..');
+const guise = require(path.join(root, 'bindings', 'node'));
+
+function arg(name, def) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+}
+const DUR = arg('-d', 2) * 1000;
+const ROUNDS = arg('-rounds', 3);
+const PY_N = arg('-n', 20000);
+
+async function startServer() {
+  const bin = path.join(root, 'bench', 'bin', 'bindserver');
+  execFileSync('go', ['build', '-o', bin, './cmd/bindserver'], { cwd: path.join(root, 'bench'), stdio: 'inherit' });
+  const p = spawn(bin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const rl = readline.createInterface({ input: p.stdout });
+  const urls = {};
+  for await (const line of rl) {
+    const [name, url] = line.split(' ');
+    urls[name] = url;
+    if (urls.h1 && urls.h2) break;
+  }
+  return { p, urls, bin };
+}
+
+// loop runs `one` with c concurrent loops for ms and returns requests, wall
+// seconds and CPU seconds.
+async function loop(c, ms, one) {
+  let n = 0;
+  let stop = false;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  const timer = setTimeout(() => { stop = true; }, ms);
+  await Promise.all(Array.from({ length: c }, async () => {
+    while (!stop) {
+      await one();
+      n++;
+    }
+  }));
+  clearTimeout(timer);
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cu = process.cpuUsage(cpu0);
+  return { n, wall, cpu: (cu.user + cu.system) / 1e6 };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function main() {
+  const wreq = await import('wreq-js');
+  const { p, urls, bin } = await startServer();
+  const small = (proto) => `${urls[proto]}/small`;
+
+  const clients = {
+    guise: {
+      session: async () => guise.createSession({ insecure: true }),
+      fetchOn: async (s, url) => { const r = await s.fetch(url); await r.arrayBuffer(); },
+      isolated: async (url) => { const r = await guise.fetch(url, { insecure: true }); await r.arrayBuffer(); },
+      close: async (s) => s.close(),
+    },
+    'wreq-js 3.1.0': {
+      session: async () => wreq.createSession({ insecure: true }),
+      fetchOn: async (s, url) => { const r = await s.fetch(url); await r.arrayBuffer(); },
+      isolated: async (url) => { const r = await wreq.fetch(url, { insecure: true }); await r.arrayBuffer(); },
+      close: async (s) => s.close(),
+    },
+  };
+
+  const scenarios = [
+    { name: 'session GET c16, HTTP/1.1', c: 16, proto: 'h1', kind: 'session' },
+    { name: 'session GET c16, HTTP/2', c: 16, proto: 'h2', kind: 'session' },
+    { name: 'session per request c16, HTTP/2 port', c: 16, proto: 'h2', kind: 'per' },
+    { name: 'isolated fetch c16, HTTP/2 port', c: 16, proto: 'h2', kind: 'isolated' },
+  ];
+
+  const rows = [];
+  for (const sc of scenarios) {
+    const res = {};
+    for (const name of Object.keys(clients)) res[name] = [];
+    for (let round = 0; round <= ROUNDS; round++) {
+      for (const [name, cl] of Object.entries(clients)) {
+        const url = small(sc.proto);
+        let one;
+        let s;
+        if (sc.kind === 'session') {
+          s = await cl.session();
+          await cl.fetchOn(s, url);
+          one = () => cl.fetchOn(s, url);
+        } else if (sc.kind === 'per') {
+          one = async () => { const x = await cl.session(); try { await cl.fetchOn(x, url); } finally { await cl.close(x); } };
+        } else {
+          one = () => cl.isolated(url);
+        }
+        const r = await loop(sc.c, round === 0 ? 300 : DUR, one); // round 0 warms up
+        if (s) await cl.close(s);
+        if (round > 0) res[name].push(r);
+        if (global.gc) global.gc();
+      }
+    }
+    const out = {};
+    for (const [name, rs] of Object.entries(res)) {
+      out[name] = {
+        rps: median(rs.map((r) => r.n / r.wall)),
+        perCPU: median(rs.map((r) => r.n / r.cpu)),
+        usCPU: median(rs.map((r) => (r.cpu / r.n) * 1e6)),
+      };
+    }
+    rows.push({ sc, out });
+    process.stderr.write(`${sc.name}: ${JSON.stringify(out)}\n`);
+  }
+
+  const lines = [];
+  lines.push('| scenario | guise req/s | guise req/CPU-s | guise µs CPU/req | wreq-js req/s | wreq-js req/CPU-s | wreq-js µs CPU/req | guise/wreq per CPU |');
+  lines.push('|---|---|---|---|---|---|---|---|');
+  for (const { sc, out } of rows) {
+    const g = out.guise;
+    const w = out['wreq-js 3.1.0'];
+    lines.push(`| ${sc.name} | ${g.rps.toFixed(0)} | ${g.perCPU.toFixed(0)} | ${g.usCPU.toFixed(1)} | ${w.rps.toFixed(0)} | ${w.perCPU.toFixed(0)} | ${w.usCPU.toFixed(1)} | ${(g.perCPU / w.perCPU).toFixed(2)}x |`);
+  }
+
+  // Python binding vs the Go API: sequential keep-alive GETs on one Session.
+  const url = small('h1');
+  const goOut = execFileSync(bin, ['-go', url, '-n', String(PY_N)]).toString().trim();
+  const pyOut = execFileSync('/usr/bin/python3', [path.join(root, 'bindings', 'python', 'bench.py'), url, String(PY_N)],
+    { env: { ...process.env, PYTHONPATH: path.join(root, 'bindings', 'python') } }).toString().trim();
+  const goCPU = Number(/([\d.]+) us CPU/.exec(goOut)[1]);
+  const pyCPU = Number(/([\d.]+) us CPU/.exec(pyOut)[1]);
+  const goWall = Number(/([\d.]+) us wall/.exec(goOut)[1]);
+  const pyWall = Number(/([\d.]+) us wall/.exec(pyOut)[1]);
+  lines.push('');
+  lines.push(`Python binding vs Go API, ${PY_N} sequential keep-alive GETs of /small over HTTP/1.1:`);
+  lines.push(`  ${goOut}`);
+  lines.push(`  ${pyOut}`);
+  lines.push(`  Python overhead: ${(pyCPU - goCPU).toFixed(1)} us CPU/req, ${(pyWall - goWall).toFixed(1)} us wall/req`);
+  console.log(lines.join('\n'));
+  p.stdin.end();
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,499 @@
+// guise_node.c: the N-API shim between Node and libguise (ffi/guise.h).
+//
+// Every call that waits (a request's head, a body read, a body write) goes
+// to libguise's async form; its completion arrives on a Go thread, which
+// hands it to the JS thread through one thread-safe function per
+// environment, and the JS thread resolves the operation's promise. The JS
+// thread never blocks: the synchronous functions here only copy what
+// libguise already holds.
+//
+// Buffers: a JS Buffer given to read or write is referenced (napi_ref)
+// until its completion has run, so V8 keeps its memory while Go uses it.
+
+#define _POSIX_C_SOURCE 200809L
+#define NAPI_VERSION 8
+#include <node_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guise.h"
+
+#define CHECK(call)                                                            \
+	do {                                                                       \
+		if ((call) != napi_ok) {                                               \
+			napi_throw_error(env, NULL, "guise: N-API call failed: " #call);   \
+			return NULL;                                                       \
+		}                                                                      \
+	} while (0)
+
+// Per-environment state.
+typedef struct {
+	napi_threadsafe_function tsfn;
+	int64_t pending; // operations in flight: the tsfn keeps the loop alive while > 0
+} addon_t;
+
+enum { OP_START, OP_READ, OP_WRITE };
+
+// op_t is one operation in flight.
+typedef struct {
+	addon_t *addon;
+	napi_deferred deferred;
+	napi_ref keep; // the Buffer Go reads or writes, or NULL
+	int kind;
+	guise_handle h;
+	int64_t result;
+} op_t;
+
+static void op_begin(napi_env env, addon_t *a) {
+	if (a->pending++ == 0) napi_ref_threadsafe_function(env, a->tsfn);
+}
+
+static void op_end(napi_env env, addon_t *a) {
+	if (--a->pending == 0) napi_unref_threadsafe_function(env, a->tsfn);
+}
+
+// on_done runs on a Go thread: it queues the completion for the JS thread.
+static void on_done(void *user, guise_handle h, int64_t result) {
+	op_t *op = user;
+	op->h = h;
+	op->result = result;
+	napi_call_threadsafe_function(op->addon->tsfn, op, napi_tsfn_nonblocking);
+}
+
+// call_js runs on the JS thread for each completion.
+static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
+	(void)js_cb;
+	(void)context;
+	op_t *op = data;
+	if (env != NULL) {
+		napi_value v;
+		if (op->kind == OP_START) {
+			napi_value pair[2];
+			napi_create_int64(env, (int64_t)op->h, &pair[0]);
+			napi_create_int64(env, op->result, &pair[1]);
+			napi_create_array_with_length(env, 2, &v);
+			napi_set_element(env, v, 0, pair[0]);
+			napi_set_element(env, v, 1, pair[1]);
+		} else {
+			napi_create_int64(env, op->result, &v);
+		}
+		napi_resolve_deferred(env, op->deferred, v);
+		if (op->keep != NULL) napi_delete_reference(env, op->keep);
+		op_end(env, op->addon);
+	}
+	free(op);
+}
+
+// A string argument, copied to a NUL-terminated buffer: the small ones on
+// the stack.
+typedef struct {
+	char *p;
+	size_t n;
+	char small[512];
+} str_t;
+
+static napi_status get_str(napi_env env, napi_value v, str_t *s) {
+	napi_valuetype t;
+	s->p = s->small;
+	s->n = 0;
+	s->small[0] = 0;
+	napi_status st = napi_typeof(env, v, &t);
+	if (st != napi_ok) return st;
+	if (t != napi_string) return napi_ok; // undefined or null: ""
+	size_t n;
+	st = napi_get_value_string_utf8(env, v, NULL, 0, &n);
+	if (st != napi_ok) return st;
+	if (n + 1 > sizeof(s->small)) {
+		s->p = malloc(n + 1);
+		if (s->p == NULL) return napi_generic_failure;
+	}
+	return napi_get_value_string_utf8(env, v, s->p, n + 1, &s->n);
+}
+
+static void free_str(str_t *s) {
+	if (s->p != s->small) free(s->p);
+}
+
+static int64_t get_i64(napi_env env, napi_value v) {
+	int64_t n = 0;
+	if (napi_get_value_int64(env, v, &n) != napi_ok) return 0;
+	return n;
+}
+
+// get_bytes finds the memory of a Buffer, TypedArray or ArrayBuffer.
+static int get_bytes(napi_env env, napi_value v, void **p, size_t *n) {
+	bool is;
+	*p = NULL;
+	*n = 0;
+	if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
+		napi_typedarray_type t;
+		size_t len, off;
+		napi_value ab;
+		void *data;
+		if (napi_get_typedarray_info(env, v, &t, &len, &data, &ab, &off) != napi_ok) return 0;
+		size_t el = 1;
+		switch (t) {
+		case napi_int16_array: case napi_uint16_array: el = 2; break;
+		case napi_int32_array: case napi_uint32_array: case napi_float32_array: el = 4; break;
+		case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: el = 8; break;
+		default: break;
+		}
+		*p = data;
+		*n = len * el;
+		return 1;
+	}
+	if (napi_is_arraybuffer(env, v, &is) == napi_ok && is) {
+		return napi_get_arraybuffer_info(env, v, p, n) == napi_ok;
+	}
+	return 0;
+}
+
+static napi_value make_error(napi_env env, const guise_error *e) {
+	napi_value obj, v;
+	napi_create_object(env, &obj);
+	napi_create_int32(env, e->kind, &v);
+	napi_set_named_property(env, obj, "kind", v);
+	napi_create_int32(env, e->phase, &v);
+	napi_set_named_property(env, obj, "phase", v);
+	napi_create_int32(env, e->status, &v);
+	napi_set_named_property(env, obj, "status", v);
+	napi_create_int32(env, e->code, &v);
+	napi_set_named_property(env, obj, "code", v);
+	napi_create_string_utf8(env, e->message, NAPI_AUTO_LENGTH, &v);
+	napi_set_named_property(env, obj, "message", v);
+	return obj;
+}
+
+static napi_value num(napi_env env, int64_t n) {
+	napi_value v;
+	napi_create_int64(env, n, &v);
+	return v;
+}
+
+// new(kind, json) -> handle; throws an object with the error's fields.
+static napi_value js_new(napi_env env, napi_callback_info info) {
+	size_t argc = 2;
+	napi_value argv[2];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	int32_t which = 0;
+	napi_get_value_int32(env, argv[0], &which);
+	str_t s;
+	CHECK(get_str(env, argv[1], &s));
+	guise_error e;
+	guise_handle h = which == 1 ? guise_transport_new(s.p, s.n, &e) : guise_session_new(s.p, s.n, &e);
+	free_str(&s);
+	if (h == 0) {
+		napi_throw(env, make_error(env, &e));
+		return NULL;
+	}
+	return num(env, (int64_t)h);
+}
+
+static napi_value js_close(napi_env env, napi_callback_info info) {
+	size_t argc = 1;
+	napi_value argv[1];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	return num(env, guise_close((guise_handle)get_i64(env, argv[0])));
+}
+
+static napi_value js_cancel(napi_env env, napi_callback_info info) {
+	size_t argc = 1;
+	napi_value argv[1];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	return num(env, guise_cancel((guise_handle)get_i64(env, argv[0])));
+}
+
+// start(client, method, url, header, body, stream, contentLength, timeoutMs,
+//       profile, proxy, referrer, caPem, kind, redirect, protocol, flags,
+//       prefetch) -> Promise<[call, result]>
+static napi_value js_start(napi_env env, napi_callback_info info) {
+	enum { N = 17 };
+	size_t argc = N;
+	napi_value argv[N];
+	addon_t *a;
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&a));
+	if (argc < N) {
+		napi_throw_type_error(env, NULL, "guise: start takes 17 arguments");
+		return NULL;
+	}
+	str_t method, url, header, profile, proxy, referrer, ca;
+	str_t *strs[] = {&method, &url, &header, &profile, &proxy, &referrer, &ca};
+	int argi[] = {1, 2, 3, 8, 9, 10, 11};
+	for (int i = 0; i < 7; i++) {
+		if (get_str(env, argv[argi[i]], strs[i]) != napi_ok) {
+			for (int j = 0; j < i; j++) free_str(strs[j]);
+			napi_throw_error(env, NULL, "guise: bad string argument");
+			return NULL;
+		}
+	}
+	guise_request r;
+	memset(&r, 0, sizeof r);
+	r.method = method.p, r.method_len = method.n;
+	r.url = url.p, r.url_len = url.n;
+	r.header = header.p, r.header_len = header.n;
+	void *body;
+	size_t body_len;
+	if (get_bytes(env, argv[4], &body, &body_len)) r.body = body, r.body_len = body_len;
+	r.body_stream = (guise_handle)get_i64(env, argv[5]);
+	r.content_length = get_i64(env, argv[6]);
+	r.timeout_ms = get_i64(env, argv[7]);
+	r.profile = profile.p, r.profile_len = profile.n;
+	r.proxy = proxy.p, r.proxy_len = proxy.n;
+	r.referrer = referrer.p, r.referrer_len = referrer.n;
+	r.ca_pem = ca.p, r.ca_pem_len = ca.n;
+	r.kind = (int32_t)get_i64(env, argv[12]);
+	r.redirect = (int32_t)get_i64(env, argv[13]);
+	r.protocol = (int32_t)get_i64(env, argv[14]);
+	r.flags = (uint32_t)get_i64(env, argv[15]);
+	r.prefetch = get_i64(env, argv[16]);
+
+	op_t *op = calloc(1, sizeof *op);
+	napi_value promise;
+	if (op == NULL || napi_create_promise(env, &op->deferred, &promise) != napi_ok) {
+		free(op);
+		for (int j = 0; j < 7; j++) free_str(strs[j]);
+		napi_throw_error(env, NULL, "guise: out of memory");
+		return NULL;
+	}
+	op->addon = a;
+	op->kind = OP_START;
+	op_begin(env, a);
+	guise_handle h = guise_start((guise_handle)get_i64(env, argv[0]), &r, on_done, op);
+	for (int j = 0; j < 7; j++) free_str(strs[j]);
+	// The call handle is known now (for cancel) and again at completion.
+	napi_value out, hv;
+	napi_create_array_with_length(env, 2, &out);
+	napi_create_int64(env, (int64_t)h, &hv);
+	napi_set_element(env, out, 0, hv);
+	napi_set_element(env, out, 1, promise);
+	return out;
+}
+
+// head(call) -> [status, proto, contentLength, flags, url, reason, fields[], body?]
+// fields is the flat list name, value, ...; body is a Buffer when the whole
+// body was prefetched, and then the call is closed.
+static napi_value js_head(napi_env env, napi_callback_info info) {
+	size_t argc = 1;
+	napi_value argv[1];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	guise_handle h = (guise_handle)get_i64(env, argv[0]);
+	guise_head hd;
+	int32_t rc = guise_response_head(h, &hd);
+	if (rc != 0) {
+		napi_value v;
+		napi_create_int32(env, -rc, &v);
+		return v;
+	}
+	char small[4096];
+	char *meta = hd.meta_len <= sizeof small ? small : malloc(hd.meta_len);
+	if (meta == NULL) {
+		napi_throw_error(env, NULL, "guise: out of memory");
+		return NULL;
+	}
+	guise_response_meta(h, (uint8_t *)meta, hd.meta_len);
+	napi_value out, v;
+	napi_create_array_with_length(env, 8, &out);
+	napi_set_element(env, out, 0, num(env, hd.status));
+	napi_set_element(env, out, 1, num(env, hd.proto));
+	napi_set_element(env, out, 2, num(env, hd.content_length));
+	napi_set_element(env, out, 3, num(env, hd.flags));
+	size_t off = 0;
+	uint32_t idx = 0;
+	napi_value fields;
+	napi_create_array(env, &fields);
+	for (int part = 0; off < hd.meta_len; part++) {
+		size_t len = strnlen(meta + off, hd.meta_len - off);
+		if (part < 2) {
+			napi_create_string_utf8(env, meta + off, len, &v);
+			napi_set_element(env, out, 4 + part, v);
+		} else {
+			napi_create_string_latin1(env, meta + off, len, &v);
+			napi_set_element(env, fields, idx++, v);
+		}
+		off += len + 1;
+	}
+	if (meta != small) free(meta);
+	napi_set_element(env, out, 6, fields);
+	if (hd.flags & GUISE_HEAD_COMPLETE) {
+		void *data;
+		napi_value buf;
+		CHECK(napi_create_buffer(env, (size_t)hd.prefetched, &data, &buf));
+		int64_t n = hd.prefetched > 0 ? guise_body_read(h, data, (size_t)hd.prefetched, NULL, NULL) : 0;
+		guise_close(h);
+		if (n < 0) n = 0;
+		napi_value sub = buf;
+		if (n != hd.prefetched) napi_create_buffer_copy(env, (size_t)n, data, NULL, &sub);
+		napi_set_element(env, out, 7, sub);
+	}
+	return out;
+}
+
+// error(call) -> null or {kind, phase, status, code, message}
+static napi_value js_error(napi_env env, napi_callback_info info) {
+	size_t argc = 1;
+	napi_value argv[1];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	guise_error e;
+	if (guise_call_error((guise_handle)get_i64(env, argv[0]), &e) == 0) {
+		napi_value v;
+		napi_get_null(env, &v);
+		return v;
+	}
+	return make_error(env, &e);
+}
+
+// read(call, buffer) -> Promise<n>: n > 0 bytes, 0 at the end, -kind.
+// write(stream, buffer) -> Promise<n>: n the length written, or -kind.
+static napi_value async_io(napi_env env, napi_callback_info info, int kind) {
+	size_t argc = 2;
+	napi_value argv[2];
+	addon_t *a;
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&a));
+	void *p;
+	size_t n;
+	if (argc < 2 || !get_bytes(env, argv[1], &p, &n)) {
+		napi_throw_type_error(env, NULL, "guise: a buffer is needed");
+		return NULL;
+	}
+	op_t *op = calloc(1, sizeof *op);
+	napi_value promise;
+	if (op == NULL || napi_create_promise(env, &op->deferred, &promise) != napi_ok) {
+		free(op);
+		napi_throw_error(env, NULL, "guise: out of memory");
+		return NULL;
+	}
+	op->addon = a;
+	op->kind = kind;
+	napi_create_reference(env, argv[1], 1, &op->keep);
+	guise_handle h = (guise_handle)get_i64(env, argv[0]);
+	op_begin(env, a);
+	int64_t rc = kind == OP_READ ? guise_body_read(h, p, n, on_done, op) : guise_stream_write(h, p, n, on_done, op);
+	if (rc < 0) { // did not start: settle now
+		napi_resolve_deferred(env, op->deferred, num(env, rc));
+		napi_delete_reference(env, op->keep);
+		op_end(env, a);
+		free(op);
+	}
+	return promise;
+}
+
+static napi_value js_read(napi_env env, napi_callback_info info) { return async_io(env, info, OP_READ); }
+static napi_value js_write(napi_env env, napi_callback_info info) { return async_io(env, info, OP_WRITE); }
+
+static napi_value js_stream_new(napi_env env, napi_callback_info info) {
+	(void)info;
+	return num(env, (int64_t)guise_stream_new());
+}
+
+static napi_value js_stream_end(napi_env env, napi_callback_info info) {
+	size_t argc = 1;
+	napi_value argv[1];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	return num(env, guise_stream_end((guise_handle)get_i64(env, argv[0])));
+}
+
+// cookies(session) -> JSON string; setCookies(session, json) -> null or error
+static napi_value js_cookies(napi_env env, napi_callback_info info) {
+	size_t argc = 1;
+	napi_value argv[1];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	guise_handle h = (guise_handle)get_i64(env, argv[0]);
+	size_t n = 0;
+	int32_t rc = guise_cookies_export(h, NULL, 0, &n);
+	uint8_t *buf = NULL;
+	while (rc == GUISE_E_SHORT_BUFFER) {
+		free(buf);
+		buf = malloc(n);
+		if (buf == NULL) break;
+		rc = guise_cookies_export(h, buf, n, &n);
+	}
+	if (rc != 0) {
+		free(buf);
+		guise_error e = {.kind = rc};
+		strcpy(e.message, "guise: cannot export cookies");
+		napi_throw(env, make_error(env, &e));
+		return NULL;
+	}
+	napi_value v;
+	napi_create_string_utf8(env, (const char *)buf, n, &v);
+	free(buf);
+	return v;
+}
+
+static napi_value js_set_cookies(napi_env env, napi_callback_info info) {
+	size_t argc = 2;
+	napi_value argv[2];
+	CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+	str_t s;
+	CHECK(get_str(env, argv[1], &s));
+	guise_error e;
+	int32_t rc = guise_cookies_import((guise_handle)get_i64(env, argv[0]), s.p, s.n, &e);
+	free_str(&s);
+	if (rc != 0) return make_error(env, &e);
+	napi_value v;
+	napi_get_null(env, &v);
+	return v;
+}
+
+static napi_value js_stats(napi_env env, napi_callback_info info) {
+	(void)info;
+	guise_stats s;
+	guise_stats_read(&s);
+	napi_value obj;
+	napi_create_object(env, &obj);
+	napi_set_named_property(env, obj, "handles", num(env, s.handles));
+	napi_set_named_property(env, obj, "calls", num(env, s.calls));
+	napi_set_named_property(env, obj, "sessions", num(env, s.sessions));
+	napi_set_named_property(env, obj, "goroutines", num(env, s.goroutines));
+	napi_set_named_property(env, obj, "heapBytes", num(env, s.heap_bytes));
+	napi_set_named_property(env, obj, "heapSys", num(env, s.heap_sys));
+	return obj;
+}
+
+static napi_value js_collect(napi_env env, napi_callback_info info) {
+	(void)info;
+	guise_collect();
+	napi_value v;
+	napi_get_undefined(env, &v);
+	return v;
+}
+
+static void addon_free(napi_env env, void *data, void *hint) {
+	(void)env;
+	(void)hint;
+	free(data);
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+	addon_t *a = calloc(1, sizeof *a);
+	if (a == NULL) return NULL;
+	napi_value name;
+	napi_create_string_utf8(env, "guise", NAPI_AUTO_LENGTH, &name);
+	if (napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, NULL, call_js, &a->tsfn) != napi_ok) {
+		free(a);
+		napi_throw_error(env, NULL, "guise: cannot create the thread-safe function");
+		return NULL;
+	}
+	napi_unref_threadsafe_function(env, a->tsfn);
+	napi_set_instance_data(env, a, addon_free, NULL);
+	napi_property_descriptor props[] = {
+		{"create", NULL, js_new, NULL, NULL, NULL, napi_default, a},
+		{"close", NULL, js_close, NULL, NULL, NULL, napi_default, a},
+		{"cancel", NULL, js_cancel, NULL, NULL, NULL, napi_default, a},
+		{"start", NULL, js_start, NULL, NULL, NULL, napi_default, a},
+		{"head", NULL, js_head, NULL, NULL, NULL, napi_default, a},
+		{"error", NULL, js_error, NULL, NULL, NULL, napi_default, a},
+		{"read", NULL, js_read, NULL, NULL, NULL, napi_default, a},
+		{"write", NULL, js_write, NULL, NULL, NULL, napi_default, a},
+		{"streamNew", NULL, js_stream_new, NULL, NULL, NULL, napi_default, a},
+		{"streamEnd", NULL, js_stream_end, NULL, NULL, NULL, napi_default, a},
+		{"cookies", NULL, js_cookies, NULL, NULL, NULL, napi_default, a},
+		{"setCookies", NULL, js_set_cookies, NULL, NULL, NULL, napi_default, a},
+		{"stats", NULL, js_stats, NULL, NULL, NULL, napi_default, a},
+		{"collect", NULL, js_collect, NULL, NULL, NULL, napi_default, a},
+	};
+	napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+	return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,285 @@
+"""The requests-like synchronous API."""
+
+import ctypes
+import json as _json
+import threading
+import weakref
+
+from . import _ffi
+from ._core import Head, Prepared, call_error, check, encoding_of, new_handle, session_options, transport_options
+from ._errors import GuiseError, from_struct
+
+CHUNK = 64 << 10
+
+
+def _close_handle(h):
+    l = _ffi._lib
+    if l is not None:
+        l.guise_close(h)
+
+
+class Transport:
+    """A connection pool that Sessions share (transport=...) without sharing
+    cookies. Keyword arguments are guise.Transport's: browser,
+    max_conns_per_host, dial_timeout, tls_handshake_timeout,
+    response_header_timeout, body_idle_timeout (seconds), ... Close it with
+    close() (or a with block); a Transport dropped without close is closed
+    when collected."""
+
+    def __init__(self, **kw):
+        opts = transport_options(kw, {})
+        if kw:
+            raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kw)))
+        self._h = new_handle(_ffi.lib().guise_transport_new, _json.dumps(opts).encode())
+        self._fin = weakref.finalize(self, _close_handle, self._h)
+
+    def close(self):
+        self._fin()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Response:
+    """A response: status_code, reason, headers, url, http_version, and the
+    body as content, text, json() or iter_content(). A response of
+    stream=True holds its connection until its body is read or close() is
+    called (or a with block ends)."""
+
+    def __init__(self, lib, h, head, owner=None):
+        self._lib, self._h, self._owner = lib, h, owner
+        self.status_code = head.status_code
+        self.reason = head.reason
+        self.headers = head.headers
+        self.url = head.url
+        self.http_version = head.http_version
+        self.decoded = head.decoded
+        self._head = head
+        self._content = None
+        self.encoding = encoding_of(head.headers)
+        self._fin = weakref.finalize(self, _close_handle, h)
+
+    @property
+    def ok(self):
+        return self.status_code < 400
+
+    def raise_for_status(self):
+        if self.status_code >= 400:
+            raise GuiseError(20, "guise: HTTP %d %s for %s" % (self.status_code, self.reason, self.url))
+
+    def _read(self, buf, size):
+        n = self._lib.guise_body_read(self._h, buf, size, _ffi.NO_DONE, None)
+        if n < 0:
+            e = call_error(self._lib, self._h)
+            self.close()
+            raise e or GuiseError(-n, "guise: body read failed")
+        return n
+
+    def iter_content(self, chunk_size=CHUNK):
+        """Yields the body in pieces of at most chunk_size bytes, as they
+        arrive; the connection is released at the end."""
+        if self._content is not None:
+            for i in range(0, len(self._content), chunk_size):
+                yield self._content[i:i + chunk_size]
+            return
+        buf = ctypes.create_string_buffer(chunk_size)
+        try:
+            while True:
+                n = self._read(buf, chunk_size)
+                if n == 0:
+                    break
+                yield ctypes.string_at(buf, n)
+        finally:
+            self.close()
+
+    @property
+    def content(self):
+        if self._content is None:
+            hd = self._head
+            if hd.complete:
+                n = hd.prefetched
+                buf = ctypes.create_string_buffer(n)
+                got = self._read(buf, n) if n else 0
+                self._content = buf.raw[:got]
+                self.close()
+            else:
+                self._content = b"".join(self.iter_content(CHUNK))
+        return self._content
+
+    @property
+    def text(self):
+        return self.content.decode(self.encoding or "utf-8", "replace")
+
+    def json(self, **kw):
+        return _json.loads(self.content, **kw)
+
+    def close(self):
+        """Releases the response (and ends its request if unfinished)."""
+        self._fin()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<Response [%d]>" % self.status_code
+
+
+def _feed(lib, stream, chunks, box):
+    """Writes an iterable body into a stream (a thread of its own)."""
+    try:
+        for c in chunks:
+            if isinstance(c, str):
+                c = c.encode()
+            if not c:
+                continue
+            c = bytes(c)
+            n = lib.guise_stream_write(stream, c, len(c), _ffi.NO_DONE, None)
+            if n < 0:
+                return
+        lib.guise_stream_end(stream)
+    except BaseException as e:  # the request fails with the stream aborted
+        box.append(e)
+        lib.guise_close(stream)
+
+
+def send(client, method, url, stream=False, **kw):
+    lib = _ffi.lib()
+    p = Prepared(method, url, **kw)
+    feeder = None
+    sh = 0
+    if p.chunks is not None:
+        sh = lib.guise_stream_new()
+        p.req.body_stream = sh
+        box = []
+        feeder = threading.Thread(target=_feed, args=(lib, sh, p.chunks, box), daemon=True)
+        feeder.start()
+    h = lib.guise_send(client, ctypes.byref(p.req))
+    e = call_error(lib, h)
+    if feeder is not None:
+        if e is not None:
+            lib.guise_close(sh)  # fails the pending write: the feeder returns
+        feeder.join(timeout=None if e is not None else 5)
+        lib.guise_close(sh)
+        if box:
+            e = box[0]
+    if e is not None:
+        lib.guise_close(h)
+        raise e
+    r = Response(lib, h, Head(lib, h))
+    if not stream:
+        r.content
+    return r
+
+
+class Session:
+    """A browser: its connections, TLS tickets and cookie jar. Keyword
+    arguments: browser (a profile name, "chrome", "firefox153-macos"), proxy,
+    timeout (seconds, whole request), verify (False, or a CA bundle path),
+    trust_store ("mozilla", "system", "both"), allow_redirects,
+    max_redirects, raw_body, max_body_size, protocol ("http1", "http2",
+    "http3") or http1_only, transport (a Transport to share), cookies (a
+    cookie JSON document), and a Transport's own options when it has none.
+    Safe to use from several threads. close() ends it; a Session dropped
+    without close is closed when collected."""
+
+    def __init__(self, **kw):
+        self._h = new_handle(_ffi.lib().guise_session_new, session_options(**kw))
+        self._transport = kw.get("transport")  # kept alive while the Session is
+        self._fin = weakref.finalize(self, _close_handle, self._h)
+
+    def request(self, method, url, **kw):
+        if not self._fin.alive:
+            raise from_struct(_closed())
+        return send(self._h, method.upper(), url, **kw)
+
+    def get(self, url, **kw):
+        return self.request("GET", url, **kw)
+
+    def head(self, url, **kw):
+        return self.request("HEAD", url, **kw)
+
+    def post(self, url, data=None, json=None, **kw):
+        return self.request("POST", url, data=data, json=json, **kw)
+
+    def put(self, url, data=None, **kw):
+        return self.request("PUT", url, data=data, **kw)
+
+    def patch(self, url, data=None, **kw):
+        return self.request("PATCH", url, data=data, **kw)
+
+    def delete(self, url, **kw):
+        return self.request("DELETE", url, **kw)
+
+    def export_cookies(self):
+        """The jar as a JSON document (str)."""
+        lib = _ffi.lib()
+        n = ctypes.c_size_t(0)
+        rc = lib.guise_cookies_export(self._h, None, 0, ctypes.byref(n))
+        while rc == _ffi.E_SHORT_BUFFER:
+            buf = ctypes.create_string_buffer(n.value)
+            rc = lib.guise_cookies_export(self._h, buf, n.value, ctypes.byref(n))
+            if rc == 0:
+                return buf.raw[:n.value].decode()
+        check(rc)
+        return ""
+
+    @property
+    def cookies(self):
+        """The jar's cookies as a list of dicts (package cookie's JSON)."""
+        return _json.loads(self.export_cookies()).get("cookies") or []
+
+    def import_cookies(self, doc):
+        """Adds the cookies of a JSON document (str, list or dict)."""
+        if not isinstance(doc, (str, bytes)):
+            doc = _json.dumps(doc)
+        if isinstance(doc, str):
+            doc = doc.encode()
+        err = _ffi.Error()
+        check(_ffi.lib().guise_cookies_import(self._h, doc, len(doc), ctypes.byref(err)), err)
+
+    def close(self):
+        self._fin()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _closed():
+    e = _ffi.Error()
+    e.kind = 2
+    e.message = b"guise: closed"
+    return e
+
+
+def request(method, url, **kw):
+    """An isolated visit: a connection of its own, no cookies kept."""
+    return send(0, method.upper(), url, **kw)
+
+
+def get(url, **kw):
+    return request("GET", url, **kw)
+
+
+def post(url, data=None, json=None, **kw):
+    return request("POST", url, data=data, json=json, **kw)
+
+
+def stats():
+    """Counts for leak tests: handles, calls, goroutines, heap_bytes, heap_sys."""
+    s = _ffi.Stats()
+    _ffi.lib().guise_stats_read(ctypes.byref(s))
+    return {k: getattr(s, k) for k, _ in _ffi.Stats._fields_}
+
+
+def collect():
+    """Runs Go's collector (for leak tests)."""
+    _ffi.lib().guise_collect()
