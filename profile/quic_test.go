@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestQUICParseErrors checks that the loader rejects bad QUIC and HTTP/3
-// values with a *ParseError naming the field.
+// TestQUICParseErrors is RELIABILITY Q-09: the loader rejects bad QUIC
+// and HTTP/3 values with a *ParseError naming the field.
 func TestQUICParseErrors(t *testing.T) {
 	base, err := Lookup("chrome156-linux")
 	if err != nil {

@@ -334,7 +334,7 @@ func golden(t *testing.T, path string, facts map[string]string) {
 	}
 }
 
-// FuzzServerName checks the server_name finder the SNI slicing uses stays
+// FuzzServerName is RELIABILITY Q-10: the server_name finder the SNI slicing uses stays
 // inside its input on any bytes. Seeds: the profiles' QUIC hellos.
 func FuzzServerName(f *testing.F) {
 	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
