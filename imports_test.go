@@ -80,6 +80,9 @@ var importRules = []importRule{
 		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
+	// The QUIC client's packets from profile data: no TLS (tlsfp hands it
+	// the ClientHello), no I/O yet.
+	{pkg: "internal/quic", layer: 2, mod: "profile internal/quicwire", std: "encoding/binary errors fmt io"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
 	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws internal/quicwire internal/h3wire",

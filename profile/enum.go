@@ -103,11 +103,12 @@ type Proto uint8
 const (
 	H2    Proto = iota + 1 // "h2"
 	HTTP1                  // "http/1.1"
+	H3                     // "h3": HTTP/3 over QUIC; pseudo-headers in HTTP3.PseudoOrder
 )
 
-var protoNames = [...]string{H2: "h2", HTTP1: "http/1.1"}
+var protoNames = [...]string{H2: "h2", HTTP1: "http/1.1", H3: "h3"}
 
-// String returns the ALPN identifier ("h2", "http/1.1").
+// String returns the ALPN identifier ("h2", "http/1.1", "h3").
 func (p Proto) String() string { return enumName(protoNames[:], int(p), "Proto") }
 
 // MarshalText implements encoding.TextMarshaler.

@@ -67,6 +67,8 @@ type wireProfile struct {
 	HTTP2    wireHTTP2       `json:"http2"`
 	HTTP1    wireHTTP1       `json:"http1"`
 	Headers  []wireHeaderSet `json:"headers"`
+	QUIC     *wireQUIC       `json:"quic,omitempty"`
+	HTTP3    *wireHTTP3      `json:"http3,omitempty"`
 }
 
 type wireTLS struct {
@@ -238,6 +240,8 @@ func toWire(p *Profile) *wireProfile {
 			HPACK:                wireHPACK(p.HTTP2.HPACK),
 		},
 		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded},
+		QUIC:  quicToWire(p.QUIC),
+		HTTP3: http3ToWire(p.HTTP3),
 	}
 	for _, s := range p.HTTP2.Settings {
 		w.HTTP2.Settings = append(w.HTTP2.Settings, wireSetting{uint16(s.ID), s.Value})
@@ -299,6 +303,10 @@ func fromWire(w *wireProfile) (*Profile, error) {
 	if p.TLS.HelloResumed, err = decodeHex("tls.hello_resumed", w.TLS.HelloResumed); err != nil {
 		return nil, err
 	}
+	if p.QUIC, err = quicFromWire(w.QUIC); err != nil {
+		return nil, err
+	}
+	p.HTTP3 = http3FromWire(w.HTTP3)
 	for _, s := range w.HTTP2.Settings {
 		p.HTTP2.Settings = append(p.HTTP2.Settings, Setting{SettingID(s.ID), s.Value})
 	}
@@ -409,7 +417,30 @@ func (p *Profile) validate() error {
 	if p.TLS.ResumeOmitsSessionTicket && !helloHas(p.TLS.Hello, extSessionTicket) {
 		return perr("tls.resume_omits_session_ticket", "set, but the hello has no session_ticket extension")
 	}
-	return p.HTTP2.validate(p.Headers)
+	if err := p.HTTP2.validate(p.Headers); err != nil {
+		return err
+	}
+	return p.validateH3()
+}
+
+// validateH3 checks the QUIC and HTTP/3 parts: both or neither, and h3
+// header sets only with them.
+func (p *Profile) validateH3() error {
+	if (p.QUIC == nil) != (p.HTTP3 == nil) {
+		return perr("quic", "quic and http3 must be both present or both absent")
+	}
+	if p.QUIC == nil {
+		for i, hs := range p.Headers {
+			if hs.Proto == H3 {
+				return perr(fmt.Sprintf("headers[%d]", i), "an h3 header set in a profile without quic and http3")
+			}
+		}
+		return nil
+	}
+	if err := p.QUIC.validate(); err != nil {
+		return err
+	}
+	return p.HTTP3.validate()
 }
 
 // checkHello checks that b is one TLS handshake record holding exactly one
@@ -667,8 +698,8 @@ func validateHeaderSets(sets []HeaderSet) error {
 			if !fields.ValidName(f.Name) {
 				return perr(ff, "invalid name %q", f.Name)
 			}
-			if hs.Proto == H2 && strings.ToLower(f.Name) != f.Name {
-				return perr(ff, "h2 name %q is not lower case", f.Name)
+			if hs.Proto != HTTP1 && strings.ToLower(f.Name) != f.Name {
+				return perr(ff, "%v name %q is not lower case", hs.Proto, f.Name)
 			}
 			if !fields.ValidValue(f.Value) {
 				return perr(ff, "invalid value %q", f.Value)

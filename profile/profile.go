@@ -22,7 +22,7 @@
 // headers only.
 package profile
 
-//go:generate go run gen.go gen_hello.go gen_public.go gen_flows.go gen_websocket.go
+//go:generate go run gen.go gen_hello.go gen_public.go gen_flows.go gen_websocket.go gen_h3.go
 
 import (
 	"embed"
@@ -82,6 +82,11 @@ type Profile struct {
 	HTTP2   HTTP2
 	HTTP1   HTTP1Options
 	Headers []HeaderSet
+	// QUIC and HTTP3 are the browser's QUIC first flight and HTTP/3
+	// behaviour, recorded over h3; both nil when the profile has none (its
+	// header sets then have no Proto H3), both set otherwise.
+	QUIC  *QUIC
+	HTTP3 *HTTP3
 }
 
 // TLS is a browser's TLS ClientHello as recorded.
@@ -298,6 +303,8 @@ func (p *Profile) Clone() *Profile {
 	c.HTTP2.WebSocketPseudoOrder = slices.Clone(p.HTTP2.WebSocketPseudoOrder)
 	c.HTTP2.HPACK.NoIndex = slices.Clone(p.HTTP2.HPACK.NoIndex)
 	c.HTTP2.HPACK.NeverIndex = slices.Clone(p.HTTP2.HPACK.NeverIndex)
+	c.QUIC = p.QUIC.clone()
+	c.HTTP3 = p.HTTP3.clone()
 	c.Headers = slices.Clone(p.Headers)
 	for i := range c.Headers {
 		c.Headers[i].Header = c.Headers[i].Header.Clone()

@@ -26,6 +26,9 @@ const (
 type template struct {
 	spec    utls.ClientHelloSpec
 	shuffle bool
+	// fixedTail is how many last extensions the shuffle leaves in place
+	// (a QUIC hello's, profile.QUIC.FixedTailExtensions).
+	fixedTail int
 	// resumed is the template for a connection that offers a ticket: from
 	// the recorded resumed hello, or derived from this one.
 	resumed *template
@@ -408,7 +411,7 @@ func (t *template) build(g *rng, serverName string, pskLen int) *utls.ClientHell
 		}
 	}
 	if t.shuffle {
-		shuffle(exts, g)
+		shuffle(exts[:len(exts)-t.fixedTail], g)
 	}
 	spec.Extensions = exts
 	return spec
