@@ -38,6 +38,7 @@ const (
 	famGuise family = iota
 	famNetHTTP
 	famTLSClient
+	famOther // compared, but no reference
 )
 
 // clientSpec names a client and builds it.
@@ -65,11 +66,11 @@ func (c *counter) dialer() net.Dialer {
 // Pooled clients (one h2 connection, kept).
 
 func keptSpecs() []clientSpec {
-	return []clientSpec{
+	return append([]clientSpec{
 		{"guise", famGuise, "guise.Session{RootCAs} on a Transport with a counting DialContext", newGuiseSession},
 		{"net/http", famNetHTTP, "http.Transport{ForceAttemptHTTP2, TLSClientConfig.RootCAs}", func(r *x509.CertPool) (client, error) { return newNetHTTP(r, false), nil }},
 		{"tls-client", famTLSClient, "tls-client Chrome_133, TransportOptions.RootCAs", func(r *x509.CertPool) (client, error) { return newTLSClient(r, false) }},
-	}
+	}, wreqSpecs(false)...)
 }
 
 // Isolated clients (a new TCP+TLS connection per request). tls-client gets
@@ -78,12 +79,12 @@ func keptSpecs() []clientSpec {
 // nghttpd), so it is not an isolated request.
 
 func isolatedSpecs() []clientSpec {
-	return []clientSpec{
+	return append([]clientSpec{
 		{"guise.Do", famGuise, "package-level guise.Do, the certificate verified with Request.RootCAs", func(roots *x509.CertPool) (client, error) { return guiseIsolated{roots: roots}, nil }},
 		{"guise new Session", famGuise, "a new guise.Session{RootCAs} + Transport per request, closed after", func(r *x509.CertPool) (client, error) { return &guiseFresh{roots: r}, nil }},
 		{"net/http", famNetHTTP, "http.Transport{DisableKeepAlives, ForceAttemptHTTP2, RootCAs}", func(r *x509.CertPool) (client, error) { return newNetHTTP(r, true), nil }},
 		{"tls-client new client", famTLSClient, "a new tls-client (Chrome_133, RootCAs) per request", func(r *x509.CertPool) (client, error) { return &tlsFresh{roots: r}, nil }},
-	}
+	}, wreqSpecs(true)...)
 }
 
 // The request head net/http and tls-client send besides their own fields

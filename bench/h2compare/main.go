@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/bench/harness"
+	"github.com/guise-http/guise/bench/internal/pin"
+	"github.com/guise-http/guise/bench/internal/record"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -57,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	only := fs.String("clients", "", "clients to run, comma-separated names as in the tables (default all)")
 	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of the measured run to this file")
 	memProf := fs.String("memprofile", "", "write an allocation profile (every allocation sampled) to this file at the end")
+	jsonOut := fs.String("json", "", "also write every round's numbers to this file as JSON (bench/internal/record), as bench/all reads them")
+	serverCPUs := fs.String("server-cpu", "", "move the server to these CPUs once started (e.g. 1), for a client pinned elsewhere (see bench/all)")
 	head := fs.String("head", "browser", "request head of net/http and tls-client: browser (the h2 fields guise's profile sends, so every client sends the same head) or own (each client's defaults)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,11 +117,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	cpus, err := pin.CPUs(*serverCPUs)
+	if err != nil {
+		return err
+	}
 	srv, err := startServer(*kind, path)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
+	rootsPEM = srv.CertPEM
+	if len(cpus) > 0 {
+		if err := pin.Process(srv.cmd.Process.Pid, cpus); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -135,6 +149,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		warmup:  *warmup,
 	}
 	m.server, m.kex = describe(*kind, path)
+	if len(cpus) > 0 {
+		m.server += ", moved to CPU " + *serverCPUs
+	}
 	results := make([][]*result, len(picked))
 	mk := func(roots *x509.CertPool) func(clientSpec) (client, error) {
 		return func(sp clientSpec) (client, error) { return sp.make(roots) }
@@ -176,6 +193,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if *jsonOut != "" {
+		if err := record.Write(*jsonOut, toRecord(m, picked, results)); err != nil {
 			return err
 		}
 	}
@@ -297,4 +319,28 @@ func loadavg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// toRecord turns the results into the machine-readable run.
+func toRecord(m meta, scs []scenario, results [][]*result) *record.Run {
+	run := &record.Run{Tool: "h2compare", Command: m.command, Date: m.date, Server: m.server}
+	for i, sc := range scs {
+		rs := record.Scenario{Name: sc.name, About: sc.about}
+		for _, r := range results[i] {
+			c := record.Client{Name: r.spec.name}
+			if r.err != nil {
+				c.Err = r.err.Error()
+			}
+			for k, s := range r.samples {
+				srv := -1.0
+				if v, ok := s.srvCPUPerOp(); ok {
+					srv = v
+				}
+				c.Rounds = append(c.Rounds, record.Round{Index: k, Ops: s.ops, CPU: s.cpuPerOp(), Allocs: s.allocsPerOp(), Rate: s.perSec(sc.rate), ServerCPU: srv})
+			}
+			rs.Clients = append(rs.Clients, c)
+		}
+		run.Scenarios = append(run.Scenarios, rs)
+	}
+	return run
 }

@@ -44,6 +44,9 @@ type sample struct {
 	// when srvOK (the zero value: not measured).
 	srvCPU time.Duration
 	srvOK  bool
+	// external: cpu is another process's (a client outside Go measured
+	// itself) and mallocs is unknown.
+	external bool
 }
 
 func (s sample) perSec(bytes bool) float64 {
@@ -73,6 +76,9 @@ func (s sample) srvCPUPerOp() (float64, bool) {
 }
 
 func (s sample) allocsPerOp() float64 {
+	if s.external {
+		return -1
+	}
 	if s.ops == 0 {
 		return 0
 	}
@@ -88,6 +94,20 @@ func (s sample) allocsPerOp() float64 {
 func turn(ctx context.Context, c client, sc *scenario, base string, d time.Duration, srvCPU func() (time.Duration, error)) (sample, string, error) {
 	url := base + sc.path
 	runtime.GC()
+	if tr, ok := c.(turnRunner); ok {
+		var srv0 time.Duration
+		srvErr := errNoServerCPU
+		if srvCPU != nil {
+			srv0, srvErr = srvCPU()
+		}
+		s, err := tr.runTurn(ctx, sc, url, d)
+		if srvErr == nil {
+			if srv1, err := srvCPU(); err == nil {
+				s.srvCPU, s.srvOK = srv1-srv0, true
+			}
+		}
+		return s, "", err
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	var srv0 time.Duration
@@ -231,6 +251,9 @@ func runScenario(ctx context.Context, sc *scenario, base string, mk func(clientS
 	for i, c := range clients {
 		if c == nil || ctx.Err() != nil {
 			continue
+		}
+		if _, ok := c.(turnRunner); ok {
+			continue // its warm-up turn makes its connection
 		}
 		_, p, err := c.get(ctx, base+sc.path)
 		res[i].total++

@@ -108,8 +108,12 @@ func markdown(w io.Writer, m meta, scs []scenario, results [][]*result) error {
 				fmt.Fprintf(&b, "| %s | %s | %s | | | | | | | | |\n", r.spec.name, r.proto, msg)
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |\n",
-				r.spec.name, r.proto, r.rate, r.cpu, r.allocs, conns(r),
+			allocs := fmt.Sprintf("%.1f", r.allocs)
+			if r.allocs < 0 {
+				allocs = "–" // a client outside Go
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %s |\n",
+				r.spec.name, r.proto, r.rate, r.cpu, allocs, conns(r),
 				x(rt[j].rateNet, r.spec.fam == famNetHTTP), x(rt[j].rateTLS, r.spec.fam == famTLSClient),
 				x(rt[j].cpuNet, r.spec.fam == famNetHTTP), x(rt[j].cpuTLS, r.spec.fam == famTLSClient), srvCell(r))
 		}

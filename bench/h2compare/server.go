@@ -57,13 +57,14 @@ func findServer(kind string) (string, error) {
 // server is a server process (nghttpd or nginx) serving a temporary
 // directory over TLS on 127.0.0.1.
 type server struct {
-	Base  string         // https://127.0.0.1:PORT
-	Roots *x509.CertPool // trusts the server's self-signed certificate
-	Kind  string         // serverNghttpd or serverNginx
-	dir   string
-	cmd   *exec.Cmd
-	out   *capped
-	done  chan error
+	Base    string         // https://127.0.0.1:PORT
+	Roots   *x509.CertPool // trusts the server's self-signed certificate
+	CertPEM []byte         // that certificate as PEM
+	Kind    string         // serverNghttpd or serverNginx
+	dir     string
+	cmd     *exec.Cmd
+	out     *capped
+	done    chan error
 }
 
 // startServer writes a fresh ECDSA certificate and the two files into a new
@@ -113,6 +114,7 @@ func startServer(kind, bin string) (*server, error) {
 	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
 		return nil, err
 	}
+	s.CertPEM = certPEM
 	s.Roots = x509.NewCertPool()
 	if !s.Roots.AppendCertsFromPEM(certPEM) {
 		return nil, errors.New("h2compare: generated certificate does not parse")

@@ -65,6 +65,8 @@ type Config struct {
 	// that every client puts the same head on the wire. guise sends its
 	// profile's head in any case. nil means each client's own defaults.
 	Header []Field
+	// RootsPEM is RootCAs as PEM, for clients outside Go (wreq-js).
+	RootsPEM []byte
 }
 
 // Field is one request header field.
@@ -72,6 +74,12 @@ type Field struct{ Name, Value string }
 
 // Names lists the clients in the order the harness alternates them.
 var Names = []string{"guise", "net/http", "fasthttp", "tls-client"}
+
+// Extra lists the clients New also builds that are not run by default:
+// raw, a hand-written HTTP/1.1 client (the practical limit; Content-Length
+// bodies only), and wreq-js (needs node and bench/node's npm install;
+// timed GET scenarios only).
+var Extra = []string{"raw", "wreq-js"}
 
 // New builds the client called name.
 func New(name string, cfg Config) (Client, error) {
@@ -87,6 +95,10 @@ func New(name string, cfg Config) (Client, error) {
 		return newFastHTTP(cfg), nil
 	case "tls-client":
 		return newTLSClient(cfg)
+	case "raw":
+		return newRaw(cfg), nil
+	case "wreq-js":
+		return newWreq(cfg)
 	}
 	return nil, fmt.Errorf("harness: unknown client %q", name)
 }

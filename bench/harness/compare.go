@@ -32,6 +32,8 @@ type Options struct {
 	Warmup time.Duration
 	// RootCAs verifies an https Base.
 	RootCAs *x509.CertPool
+	// RootsPEM is RootCAs as PEM, for clients outside Go (wreq-js).
+	RootsPEM []byte
 	// Header is Config.Header for every client.
 	Header []Field
 	// Progress, if not nil, receives a line per turn.
@@ -75,7 +77,7 @@ func compareOne(ctx context.Context, o *Options, sc *Scenario, cc *ConnCounter) 
 	clients := make([]Client, len(o.Clients))
 	for i, name := range o.Clients {
 		res[i] = Result{Scenario: *sc, Client: name}
-		c, err := New(name, Config{Conns: sc.Conc, RootCAs: o.RootCAs, Header: o.Header})
+		c, err := New(name, Config{Conns: sc.Conc, RootCAs: o.RootCAs, RootsPEM: o.RootsPEM, Header: o.Header})
 		if err != nil {
 			res[i].Err = err
 			continue

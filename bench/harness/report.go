@@ -102,9 +102,13 @@ func writeRow(w io.Writer, r *Result, base *Summary) {
 	if s.ServerCPUPerOp >= 0 {
 		srv = fmt.Sprintf("%.1f", s.ServerCPUPerOp)
 	}
-	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s–%s | %s | %.1f | %s | %.1f | %s | %d (%d) | %s |\n",
+	allocs, allocsX := fmt.Sprintf("%.1f", s.AllocsPerOp), ratio(s.AllocsPerOp, ab)
+	if s.AllocsPerOp < 0 { // a client outside Go
+		allocs, allocsX = "–", "–"
+	}
+	fmt.Fprintf(w, "| %s | %s | %s %s%s | %s–%s | %s | %.1f | %s | %s | %s | %d (%d) | %s |\n",
 		sc.Name, r.Client, num(s.Rate), unit, errNote, num(lo), num(hi), ratio(s.Rate, rb), s.CPUPerOp, ratio(s.CPUPerOp, cb),
-		s.AllocsPerOp, ratio(s.AllocsPerOp, ab), r.Conns, sc.Conc, srv)
+		allocs, allocsX, r.Conns, sc.Conc, srv)
 }
 
 // writeChecks writes the upload scaling check (the larger size's time per

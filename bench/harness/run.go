@@ -22,6 +22,9 @@ type Sample struct {
 	ServerCPU time.Duration
 	Mallocs   uint64 // heap allocations of this process
 	Conns     int64  // TCP connections the server accepted (-1: unknown)
+	// External says CPU is another process's (a client outside Go that
+	// measured itself) and Mallocs is unknown.
+	External bool
 	// Sizes are, for a Paired scenario, the requests and their time of
 	// the smaller size [0] and the larger [1].
 	Sizes [2]SizeTime
@@ -51,8 +54,12 @@ func (s Sample) CPUPerOp() float64 {
 	return float64(s.CPU.Microseconds()) / float64(s.Ops)
 }
 
-// AllocsPerOp returns the allocations per request.
+// AllocsPerOp returns the allocations per request, -1 when unknown
+// (External).
 func (s Sample) AllocsPerOp() float64 {
+	if s.External {
+		return -1
+	}
 	if s.Ops == 0 {
 		return 0
 	}
@@ -92,6 +99,9 @@ func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Dura
 	}
 	var sizes [2]SizeTime
 	runtime.GC()
+	if tr, ok := c.(turnRunner); ok {
+		return externalRound(ctx, tr, sc, url, d, count, conns)
+	}
 
 	var s Sample
 	c0 := int64(-1)
@@ -169,6 +179,37 @@ func Round(ctx context.Context, c Client, sc *Scenario, base string, d time.Dura
 	if err := parent.Err(); err != nil {
 		// Cancelled, maybe before the first request (workers then stop
 		// without one failing): the round is not a measurement.
+		return s, err
+	}
+	if conns != nil {
+		n, err := conns()
+		if err != nil {
+			return s, err
+		}
+		s.Conns = n - c0
+	}
+	return s, nil
+}
+
+// externalRound is Round for a client that runs its turns itself.
+func externalRound(ctx context.Context, tr turnRunner, sc *Scenario, url string, d time.Duration, count int, conns func() (int64, error)) (Sample, error) {
+	if count > 0 || sc.Paired {
+		return Sample{}, fmt.Errorf("harness: %s: a client outside Go runs timed turns only", sc.Name)
+	}
+	c0 := int64(-1)
+	if conns != nil {
+		n, err := conns()
+		if err != nil {
+			return Sample{}, err
+		}
+		c0 = n
+	}
+	s, err := tr.runTurn(ctx, sc, url, d)
+	s.Conns = -1
+	if err != nil {
+		return s, err
+	}
+	if err := ctx.Err(); err != nil {
 		return s, err
 	}
 	if conns != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/guise-http/guise/bench/internal/pin"
 )
 
 // Proc is a benchmark server running in a child process.
@@ -28,6 +30,12 @@ type Proc struct {
 // itself needs), with env added to the environment, and waits up to 30s for
 // its address lines.
 func Spawn(name string, args, env []string) (*Proc, error) {
+	return SpawnOn(name, args, env, nil)
+}
+
+// SpawnOn is Spawn with the server's process on the CPUs listed (see
+// package pin), none meaning wherever the caller runs.
+func SpawnOn(name string, args, env []string, cpus []int) (*Proc, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
@@ -39,7 +47,11 @@ func Spawn(name string, args, env []string) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if len(cpus) > 0 {
+		start = func() error { return pin.Start(cmd, cpus) }
+	}
+	if err := start(); err != nil {
 		return nil, err
 	}
 	p := &Proc{cmd: cmd, stdin: stdin}
