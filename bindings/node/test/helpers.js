@@ -106,12 +106,24 @@ async function echoServer() {
     s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
   });
   const p = spawn(cli, ['serve', '--addr', `127.0.0.1:${port}`, '--ca-out', caFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const rl = readline.createInterface({ input: p.stdout });
-  for await (const line of rl) {
-    if (line.includes('echo server')) break;
+  try {
+    // The banner comes before the CA file is written: wait for the line
+    // that says it was, within a bound.
+    const rl = readline.createInterface({ input: p.stdout });
+    const ready = (async () => {
+      for await (const line of rl) {
+        if (line.includes('CA certificate written')) return true;
+      }
+      return false;
+    })();
+    const bound = new Promise((resolve) => setTimeout(() => resolve(false), 30000).unref());
+    if (!(await Promise.race([ready, bound]))) throw new Error('guise serve did not write its CA within 30s');
+    rl.on('line', () => {});
+    return { url: `https://127.0.0.1:${port}`, ca: fs.readFileSync(caFile, 'utf8'), caFile, cli, stop: () => p.kill() };
+  } catch (e) {
+    p.kill(); // a failed start leaves no child holding the test runner open
+    throw e;
   }
-  rl.on('line', () => {});
-  return { url: `https://127.0.0.1:${port}`, ca: fs.readFileSync(caFile, 'utf8'), caFile, cli, stop: () => p.kill() };
 }
 
 function rssMiB() {

@@ -337,8 +337,14 @@ class FidelityTest(unittest.TestCase):
         p = subprocess.Popen([cli, "serve", "--addr", "127.0.0.1:%d" % port, "--ca-out", ca],
                              stdout=subprocess.PIPE, text=True)
         try:
-            while "echo server" not in p.stdout.readline():
-                pass
+            # The banner comes before the CA file is written: wait for the
+            # line that says it was (EOF means serve failed).
+            while True:
+                line = p.stdout.readline()
+                if not line:
+                    self.fail("guise serve ended before writing its CA")
+                if "CA certificate written" in line:
+                    break
             threading.Thread(target=p.stdout.read, daemon=True).start()
             url = "https://127.0.0.1:%d/api/all" % port
             for browser in ("chrome", "firefox"):
