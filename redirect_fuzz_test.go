@@ -158,3 +158,22 @@ func TestAuthorityPortAsBrowsersSerialise(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenLocation (RELIABILITY R-10): a Location that is not a URL at
+// all (an unclosed IPv6 bracket, a port that is not a number, a bad
+// percent escape, a control byte, a scheme and nothing else) ends the call
+// with ErrBadLocation, and no next hop is made.
+func TestBrokenLocation(t *testing.T) {
+	for _, loc := range []string{"http://[::1", "https://a.example:port/", "/%zz", "https://a.example/\x7f", "https://a\x00b/", "https:", "http://", "ht tp://a.example/"} {
+		hop := &Request{URL: "https://a.example/"}
+		u, err := hop.parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := &chain{policy: RedirectFollow, max: DefaultMaxRedirects}
+		next, err := ch.redirect(&Response{StatusCode: 302, Header: Header{{Name: "Location", Value: loc}}}, hop, u)
+		if !errors.Is(err, ErrBadLocation) || next != nil {
+			t.Errorf("Location %q: next %v, err %v; want ErrBadLocation", loc, next, err)
+		}
+	}
+}
