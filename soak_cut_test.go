@@ -24,11 +24,10 @@ func TestCutBodiesNeverWhole(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			e := &soakEnv{t: t, payloads: payloads, stats: &soakStats{}}
 			o := newOrigin(t, m, soakHandler(payloads))
-			r, err := newRelay(strings.TrimPrefix(o.URL, "https://"), 7, true)
+			r, err := newRelay(strings.TrimPrefix(o.URL, "https://"), 7, true, faultCut)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.force = faultCut
 			t.Cleanup(r.Close)
 			s := o.session(t, nil)
 			failed := 0

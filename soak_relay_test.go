@@ -54,12 +54,14 @@ type relay struct {
 	done   chan struct{}
 }
 
-func newRelay(target string, seed uint64, isTLS bool) (*relay, error) {
+// newRelay starts a relay to target; force, when not faultNone, is the
+// fault of every connection.
+func newRelay(target string, seed uint64, isTLS bool, force fault) (*relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, target: target, seed: seed, tls: isTLS, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	r := &relay{ln: ln, target: target, seed: seed, tls: isTLS, force: force, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	r.wg.Add(1)
 	go r.accept()
 	return r, nil

@@ -607,7 +607,7 @@ func TestSoak(t *testing.T) {
 		e.origins[m] = newOrigin(t, m, h)
 	}
 	for i, m := range soakModes {
-		r, err := newRelay(strings.TrimPrefix(strings.TrimPrefix(e.base(m), "https://"), "http://"), seed+uint64(i), m != modeH1Plain)
+		r, err := newRelay(strings.TrimPrefix(strings.TrimPrefix(e.base(m), "https://"), "http://"), seed+uint64(i), m != modeH1Plain, faultNone)
 		if err != nil {
 			t.Fatal(err)
 		}
