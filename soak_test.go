@@ -45,7 +45,8 @@ var soakDump = flag.String("soakdump", "", "write TestSoak's goroutines to this 
 // other engineers' work, go test -run 'TestSoak$' -v . made its 100,000
 // requests in 35.6 s (2,806 requests/s, load average 1 to 4) and in 49.9 s
 // (2,004/s, load average 4 to 5); under -race (CI) it stops at the time
-// limit, after 18,113 requests (361/s, quiet machine). Before the fault
+// limit, after 18,797 to 19,789 requests (313 to 329/s, load average 1 to
+// 2; go test -race -count=1 -v . took 2m04s, the soak 63 s of it). Before the fault
 // relay's deadline went from 1 s to soakFaultTimeout, its drip from a byte
 // a millisecond to dripBurst bytes a millisecond, the workers from 32 to
 // 48, and before a stalled HTTP/2 connection was retired by the first
