@@ -174,20 +174,27 @@ func parseURL(raw string) (parsedURL, error) {
 	if !validHost(p.host) {
 		return parsedURL{}, fmt.Errorf("%w: invalid host %q", ErrRefusedToSend, p.host)
 	}
-	port := u.Port()
 	def := "80"
 	if p.scheme == "https" {
 		def = "443"
 	}
-	if port == "" {
+	// The port as the URL Standard serialises it: leading zeros dropped,
+	// and none at all when it is empty ("a.example:") or the scheme's
+	// default, which browsers never send.
+	hostPart, port := u.Host, strings.TrimLeft(u.Port(), "0")
+	if i := strings.LastIndexByte(u.Host, ':'); i >= 0 && !strings.Contains(u.Host[i:], "]") {
+		hostPart = u.Host[:i]
+		if port == "" && i+1 < len(u.Host) {
+			port = "0" // all zeros
+		}
+	}
+	p.authority = hostPart
+	if port == "" || port == def {
 		port = def
+	} else {
+		p.authority += ":" + port
 	}
 	p.addr = net.JoinHostPort(p.host, port)
-	p.authority = u.Host
-	if u.Port() == def {
-		// Browsers never send the default port.
-		p.authority = strings.TrimSuffix(u.Host, ":"+def)
-	}
 	p.target = u.EscapedPath()
 	if p.target == "" {
 		p.target = "/"

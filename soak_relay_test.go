@@ -24,6 +24,13 @@ const (
 	numFaults
 )
 
+// dripBurst is how many one-byte writes the drip fault makes between its
+// 1 ms pauses: a TLS server flight of about 1 KB takes some 60 ms to arrive,
+// a 64 KiB body about 4 s (past the soak's fault deadline), so that some
+// dripped exchanges complete, one byte per segment, and others meet their
+// deadline.
+const dripBurst = 16
+
 var faultNames = [numFaults]string{"none", "cut", "stall", "reset", "drip", "dup-head", "close-early"}
 
 func (f fault) String() string { return faultNames[f] }
@@ -37,7 +44,8 @@ type relay struct {
 	ln     net.Listener
 	target string
 	seed   uint64
-	tls    bool // the relayed bytes are TLS: a "response head" is a record
+	tls    bool  // the relayed bytes are TLS: a "response head" is a record
+	force  fault // when not faultNone, every connection gets this fault
 	n      atomic.Uint64
 	counts [numFaults]atomic.Int64
 	wg     sync.WaitGroup
@@ -46,12 +54,14 @@ type relay struct {
 	done   chan struct{}
 }
 
-func newRelay(target string, seed uint64, isTLS bool) (*relay, error) {
+// newRelay starts a relay to target; force, when not faultNone, is the
+// fault of every connection.
+func newRelay(target string, seed uint64, isTLS bool, force fault) (*relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, target: target, seed: seed, tls: isTLS, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	r := &relay{ln: ln, target: target, seed: seed, tls: isTLS, force: force, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	r.wg.Add(1)
 	go r.accept()
 	return r, nil
@@ -101,6 +111,9 @@ func (r *relay) accept() {
 		f := faultNone
 		if rng.IntN(2) == 1 {
 			f = fault(1 + rng.IntN(int(numFaults)-1))
+		}
+		if r.force != faultNone {
+			f = r.force
 		}
 		r.counts[f].Add(1)
 		r.wg.Add(1)
@@ -156,7 +169,7 @@ func (r *relay) serve(client net.Conn, f fault, rng *rand.Rand) {
 	}()
 	defer leave()
 	limit := int64(rng.IntN(20000)) // for cut, stall and reset
-	var total int64
+	var total, dripped int64
 	buf := make([]byte, 32<<10)
 	dup := dupState{tls: r.tls}
 	for {
@@ -191,6 +204,9 @@ func (r *relay) serve(client net.Conn, f fault, rng *rand.Rand) {
 			for i := range b {
 				if _, werr := client.Write(b[i : i+1]); werr != nil {
 					return
+				}
+				if dripped++; dripped%dripBurst != 0 {
+					continue
 				}
 				select {
 				case <-left:

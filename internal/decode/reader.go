@@ -163,8 +163,16 @@ type layer struct {
 // Read decodes and sorts the decoder's errors: errors that came from the input are
 // passed on as they are, an empty input is an empty output, and everything else is a
 // defect of the encoding, reported as *Error.
+//
+// An end of the decoded stream after the input failed is the input's error: the
+// decoder may have taken the failure for an end (klauspost's zstd decoder reports
+// io.EOF when io.ErrUnexpectedEOF comes before a frame's first byte), and a body
+// whose input failed is never delivered as complete.
 func (l *layer) Read(p []byte) (int, error) {
 	n, err := l.dec.Read(p)
+	if err == io.EOF && l.in.err != nil {
+		return n, l.in.err
+	}
 	if err == nil || err == io.EOF {
 		return n, err
 	}

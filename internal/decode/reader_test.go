@@ -456,3 +456,25 @@ func TestZstdWindowCap(t *testing.T) {
 	}
 	wantDecodeError(t, err, Zstd)
 }
+
+// A body that fails with io.ErrUnexpectedEOF (what an HTTP/2 body returns
+// when its connection drops) or any other error, at every byte of the
+// encoded stream, fails with that error: never a clean io.EOF with fewer
+// bytes. klauspost's zstd decoder turned an io.ErrUnexpectedEOF before a
+// frame's first byte into io.EOF: a zstd body cut off by a dropped
+// connection before its first DATA frame read as a whole empty body
+// (found by TestSoak's cut fault over HTTP/2).
+func TestSourceErrorAtEveryByte(t *testing.T) {
+	data := text(3000, 16)
+	for _, boom := range []error{io.ErrUnexpectedEOF, errors.New("connection reset")} {
+		for _, chain := range [][]Coding{{Gzip}, {Deflate}, {Brotli}, {Zstd}, {Gzip, Zstd}, {Zstd, Brotli}} {
+			body := encodeChain(t, chain, data)
+			for cut := range len(body) {
+				got, err := decodeAll(t, &failingReader{data: body[:cut], err: boom}, chain, 0, 1024)
+				if err != boom {
+					t.Fatalf("%v cut at %d/%d by %q: %d bytes, err = %v (%T), want the body's error unchanged", chain, cut, len(body), boom, len(got), err, err)
+				}
+			}
+		}
+	}
+}

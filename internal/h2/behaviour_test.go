@@ -111,10 +111,12 @@ func TestContextCancel(t *testing.T) {
 	})
 }
 
-// RELIABILITY L-06, L-07.
+// RELIABILITY L-06, L-07. Both timeouts meet a peer silent since the
+// request (or its head), which retires the connection (H2-24): the body's
+// timeout is tested on a second connection.
 func TestTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cc, p := ready(t, plainConfig())
+		cc, _ := ready(t, plainConfig())
 		req := get("/")
 		req.HeadTimeout = 3 * time.Second
 		req.BodyIdleTimeout = 2 * time.Second
@@ -124,8 +126,12 @@ func TestTimeouts(t *testing.T) {
 		if !errors.As(err, &te) || te.Phase != PhaseHead || time.Since(start) != 3*time.Second {
 			t.Fatalf("got %v after %v", err, time.Since(start))
 		}
+		synctest.Wait()
+		if cc.Usable() {
+			t.Fatal("the connection silent since the request that timed out is reused")
+		}
+		cc, p := ready(t, plainConfig())
 		ch := goRoundTrip(context.Background(), cc, req)
-		p.nextOf(FrameHeaders)
 		h := p.nextOf(FrameHeaders)
 		p.writeHeaders(h.StreamID, false, ":status", "200")
 		r := <-ch
@@ -133,6 +139,10 @@ func TestTimeouts(t *testing.T) {
 			t.Fatalf("body: %v", err)
 		}
 		r.resp.Body.Close()
+		synctest.Wait()
+		if cc.Usable() {
+			t.Fatal("the connection silent since the head of the body that timed out is reused")
+		}
 	})
 }
 

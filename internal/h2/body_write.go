@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"context"
 	"errors"
 	"io"
 )
@@ -160,6 +161,7 @@ func (cc *ClientConn) cancelCode(s *stream, code ErrCode, err error) {
 	cc.mu.Lock()
 	ok := true
 	if !s.removed {
+		cc.retireIfSilentLocked(s, err)
 		ok = cc.resetLocked(s, code, err)
 	} else if s.err == nil {
 		s.failLocked(err)
@@ -169,4 +171,24 @@ func (cc *ClientConn) cancelCode(s *stream, code ErrCode, err error) {
 		cc.fail(errCalm)
 	}
 	cc.afterUnlock()
+}
+
+// retireIfSilentLocked puts the connection in doubt when s, not yet done,
+// ends by a deadline (the request's context or a phase timeout) and no
+// frame at all has arrived on the connection since s was sent or last
+// received one: the peer or the path may be dead, so the connection takes
+// no new stream and closes once the streams in flight end, as after
+// CloseWhenIdle but without a GOAWAY (on a dead path it would not arrive,
+// and a live peer learns of the end from the close). A connection that goes
+// on receiving frames keeps its other streams and takes new ones: only the
+// late stream is reset. A cancelled context is the caller's choice and
+// says nothing about the peer. cc.mu is held.
+func (cc *ClientConn) retireIfSilentLocked(s *stream, err error) {
+	if s.recvEnd || cc.framesIn.Load() != s.seen {
+		return
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded) {
+		cc.closing = true
+	}
 }

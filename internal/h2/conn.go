@@ -80,8 +80,12 @@ type ClientConn struct {
 	wstopped bool
 	writers  sync.WaitGroup
 
-	readDone  chan struct{}
-	done      chan struct{} // closed by Close/fail
+	readDone chan struct{}
+	done     chan struct{} // closed by Close/fail
+	// framesIn counts the frames read, so that a stream that meets its
+	// deadline can tell whether the connection has been silent since its
+	// own last frame (see retireIfSilentLocked).
+	framesIn  atomic.Uint32
 	closeOnce sync.Once
 	bodies    sync.WaitGroup
 

@@ -112,6 +112,7 @@ func (cc *ClientConn) readFrame() error {
 	if err != nil {
 		return cc.readErr(fh, err)
 	}
+	cc.framesIn.Add(1)
 	if !cc.sawSettings {
 		if fh.Type != FrameSettings || fh.Flags.Has(http2.FlagSettingsAck) {
 			return ConnectionError{Code: ErrCodeProtocol, Reason: fmt.Sprintf("first frame is %v, not SETTINGS", fh.Type)}
@@ -568,6 +569,7 @@ func (cc *ClientConn) onDataBytes(id uint32, full int64, data []byte, end bool, 
 		return ConnectionError{Code: ErrCodeFlowControl, Reason: "DATA beyond the stream window"}
 	}
 	s.recvWindow -= full
+	s.seen = cc.framesIn.Load()
 	if !cc.creditLocked(full - int64(len(data))) {
 		return errCalm
 	}
@@ -710,6 +712,7 @@ func (cc *ClientConn) onBlock(id uint32, end bool) error {
 }
 
 func (cc *ClientConn) onHeadersLocked(s *stream, end bool) error {
+	s.seen = cc.framesIn.Load()
 	if cc.hbad != nil {
 		code := ErrCodeProtocol
 		if cc.hbad == ErrHeaderListTooLarge {
@@ -765,7 +768,7 @@ func (cc *ClientConn) onHeadersLocked(s *stream, end bool) error {
 		if limit <= 0 {
 			limit = defaultMax1xx
 		}
-		if s.n1xx > limit {
+		if int(s.n1xx) > limit {
 			return cc.streamErrorLocked(s, ErrCodeProtocol, ErrTooMany1xx)
 		}
 		return nil

@@ -63,6 +63,7 @@ func (cc *ClientConn) roundTrip(ctx context.Context, req *Request, st *Stream, e
 		}
 		return nil, ErrClosed
 	}
+	s.seen = cc.framesIn.Load()
 	rest, err := cc.writeRequest(s, req, ext)
 	cc.unlockWrite()
 	if err != nil {

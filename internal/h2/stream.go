@@ -31,13 +31,17 @@ type stream struct {
 	idle    time.Duration
 
 	// guarded by cc.mu
-	resp          Response
-	body          body
-	hdr           [inlineFields]fields.Field // backs resp.Header for small heads
-	waiting       bool                       // the owner waits on notify
-	writer        bool                       // a body writer goroutine runs for it
-	gotHead       bool
-	n1xx          int
+	resp    Response
+	body    body
+	hdr     [inlineFields]fields.Field // backs resp.Header for small heads
+	waiting bool                       // the owner waits on notify
+	writer  bool                       // a body writer goroutine runs for it
+	gotHead bool
+	// seen is cc.framesIn when the stream was sent or last received a
+	// frame; 32 bits, beside n1xx, keep the stream in its size class (a
+	// multiple of 2^32 frames in between would read as silence).
+	seen          uint32
+	n1xx          int32
 	err           error
 	recvEnd       bool
 	sentEnd       bool
