@@ -83,6 +83,11 @@ var importRules = []importRule{
 	// The QUIC client's packets from profile data: no TLS (tlsfp hands it
 	// the ClientHello), no I/O yet.
 	{pkg: "internal/quic", layer: 2, mod: "profile internal/quicwire", std: "encoding/binary errors fmt io"},
+	// The HTTP/3 engine over a QUIC interface of its own: no QUIC stack, no
+	// TLS, no pool, no profile (the root turns the profile into its Config).
+	{pkg: "internal/h3", layer: 2, mod: "fields internal/quicwire internal/h3wire",
+		ext: "golang.org/x/net/http2/hpack",
+		std: "bufio context crypto/rand encoding/binary errors fmt io os slices strconv strings sync time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
 	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws internal/quicwire internal/h3wire",
@@ -93,6 +98,11 @@ var importRules = []importRule{
 		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/reqhead internal/tlsfp internal/ws",
 		ext:     "golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
+
+	// quic-go as internal/h3's QUIC and its HTTP/3 server: tests only (the
+	// testpeer rule keeps it out of every non-test importer).
+	{pkg: "internal/testpeer/quicgo", layer: 3, mod: "internal/h3 internal/testpeer",
+		ext: "github.com/quic-go/quic-go github.com/quic-go/quic-go/http3"},
 
 	// Layer 4: adapters and the command.
 	{pkg: "nethttp", layer: 4, mod: ". fields"},
