@@ -75,10 +75,10 @@ func (s *stream) readErr(err error, phase Phase) error {
 	if a := s.aborted(); a != nil {
 		return a
 	}
-	select {
-	case <-s.cc.qc.Done():
-		s.cc.fail(closeErr(s.cc.qc.Err()))
-	default:
+	s.cc.syncClosed()
+	var closed *CloseError
+	if errors.As(err, &closed) {
+		s.cc.fail(closeErr(closed))
 	}
 	if ce := s.cc.Err(); ce != nil {
 		return ce
@@ -91,7 +91,7 @@ func (s *stream) readErr(err error, phase Phase) error {
 		s.abort(&TimeoutError{Phase: phase})
 		return &TimeoutError{Phase: phase}
 	}
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return s.cc.connError(ErrCodeFrame, "stream ended inside a frame", nil)
 	}
 	return err
@@ -125,6 +125,11 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	}
 	qs, err := cc.qc.OpenStream(ctx)
 	if err != nil {
+		cc.syncClosed()
+		var closed *CloseError
+		if errors.As(err, &closed) {
+			cc.fail(closeErr(closed))
+		}
 		if e := cc.usable(); e != nil {
 			return nil, e
 		}
@@ -172,6 +177,16 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	qs.SetReadDeadline(time.Time{})
 	resp.Body = &body{s: s, resp: resp}
 	return resp, nil
+}
+
+// syncClosed records the QUIC connection's end now if it ended, before
+// watch does, so that the error a stream sees is the connection's.
+func (cc *ClientConn) syncClosed() {
+	select {
+	case <-cc.qc.Done():
+		cc.fail(closeErr(cc.qc.Err()))
+	default:
+	}
 }
 
 // usable returns why no new request may start, or nil.
