@@ -124,7 +124,7 @@ var stdDenied = map[string]string{
 var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/hpack golang.org/x/net/publicsuffix " +
 	"github.com/mccutchen/go-httpbin/v2/httpbin github.com/andybalholm/brotli github.com/klauspost/compress/zstd " +
 	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
-	"github.com/quic-go/qpack github.com/quic-go/quic-go github.com/quic-go/quic-go/http3 " + // quic-go: the scripted HTTP/3 peers of internal/h3 
+	"github.com/quic-go/qpack github.com/quic-go/quic-go github.com/quic-go/quic-go/http3 " + // quic-go: the scripted HTTP/3 peers of internal/h3
 	"github.com/coder/websocket" // an independent WebSocket server for the WebSocket tests
 
 const utls = "github.com/refraction-networking/utls"
