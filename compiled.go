@@ -6,6 +6,7 @@ import (
 
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
 )
@@ -18,6 +19,9 @@ type compiled struct {
 	head *reqhead.Table
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
 	h2 *h2.Config
+	// h3 is the HTTP/3 engine's Config, nil for a profile without HTTP/3
+	// recordings.
+	h3 *h3.Config
 	// prio is the HEADERS priority per request kind.
 	prio [kindCount]h2.Priority
 }
@@ -60,7 +64,7 @@ func compile(name string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{p: p, head: head, h2: h2Config(p)}
+	c := &compiled{p: p, head: head, h2: h2Config(p), h3: h3Config(p)}
 	for k := profile.Navigate; int(k) < kindCount; k++ {
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
@@ -104,6 +108,31 @@ func h2Config(p *profile.Profile) *h2.Config {
 	for _, pf := range p.HTTP2.Priorities {
 		cfg.PriorityFrames = append(cfg.PriorityFrames, h2.PriorityFrame{StreamID: pf.StreamID,
 			PriorityParam: h2.PriorityParam{StreamDep: pf.DependsOn, Exclusive: pf.Exclusive, Weight: uint8(pf.Weight - 1)}})
+	}
+	return cfg
+}
+
+// h3Config turns the profile's HTTP/3 data into the engine's Config. The
+// profile has no QPACK Huffman field: the HPACK rule stands in for it
+// (Chromium's "strictly shorter" is the same in both of its encoders;
+// Firefox's QPACK codes every string, which internal/h3's
+// TestEncoderMatchesRecordings checks against the recordings).
+func h3Config(p *profile.Profile) *h3.Config {
+	if p.HTTP3 == nil {
+		return nil
+	}
+	cfg := &h3.Config{
+		GREASEFrameMaxLen: p.HTTP3.GREASEFrameMaxLen,
+		QPACKStreams:      p.HTTP3.QPACKStreams,
+		PseudoOrder:       p.HTTP3.PseudoOrder,
+		PriorityUpdate:    p.HTTP3.PriorityUpdate,
+		Huffman:           h3.HuffmanAlways,
+	}
+	if p.HTTP2.HPACK.Huffman == profile.HuffmanShorter {
+		cfg.Huffman = h3.HuffmanShorter
+	}
+	for _, s := range p.HTTP3.Settings {
+		cfg.Settings = append(cfg.Settings, h3.Setting{ID: s.ID, Value: s.Value, GREASE: s.GREASE})
 	}
 	return cfg
 }

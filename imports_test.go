@@ -97,7 +97,7 @@ var importRules = []importRule{
 
 	// Layer 3: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 3,
-		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/reqhead internal/tlsfp internal/ws",
+		mod:     "fields profile cookie internal/altsvc internal/decode internal/h1 internal/h2 internal/h3 internal/pool internal/proxy internal/reqhead internal/tlsfp internal/ws",
 		ext:     "golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
 

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/altsvc"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/pool"
 	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
@@ -72,6 +74,10 @@ type Transport struct {
 	// It receives the host:port of the origin (or proxy).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
+	// quicDial replaces dialQUIC: a test seam only (tests point it at
+	// quic-go's client, which production never uses).
+	quicDial quicDialer
+
 	once  sync.Once
 	state *transportState
 }
@@ -96,6 +102,16 @@ type transportState struct {
 	headTO time.Duration
 	bodyTO time.Duration
 	closed sync.Once
+
+	// quic dials HTTP/3 (dialQUIC or the test's); nil: no HTTP/3.
+	quic quicDialer
+	// alt is the origins' Alt-Svc memory, for the Sessions of this
+	// Transport (isolated calls keep none).
+	alt altsvc.Cache
+	// h3Works and h3RTT: a QUIC handshake succeeded on this Transport, and
+	// how long the last one took (ns), for the TCP delay of a race.
+	h3Works atomic.Bool
+	h3RTT   atomic.Int64
 }
 
 func (t *Transport) init() *transportState {
@@ -117,6 +133,10 @@ func (t *Transport) init() *transportState {
 		st.tlsTO = orDefault(t.TLSHandshakeTimeout, 10*time.Second)
 		st.headTO = t.ResponseHeaderTimeout
 		st.bodyTO = t.BodyIdleTimeout
+		st.quic = dialQUIC
+		if t.quicDial != nil {
+			st.quic = t.quicDial
+		}
 		t.state = st
 		runtime.AddCleanup(t, func(st *transportState) { st.close() }, st)
 	})
@@ -166,8 +186,8 @@ type options struct {
 	// proxyEnv: proxy came from the environment (ProxyFromEnvironment),
 	// which names it per URL, so each redirect hop looks it up again.
 	proxyEnv bool
-	// protocol limits the HTTP versions (see protocol.go); never HTTP3,
-	// which resolveProtocol refuses.
+	// protocol limits the HTTP versions (see protocol.go); HTTP3 only
+	// where the Transport can dial QUIC (h3Route).
 	protocol Protocol
 }
 
@@ -234,7 +254,17 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	if trace != nil && trace.GetConn != nil {
 		trace.GetConn(u.addr)
 	}
-	c, g, err := st.getConn(ctx, key, o, trace, tm.Start, fresh)
+	alt, useH3, forced, err := st.h3Route(u, o)
+	if err != nil {
+		return nil, err
+	}
+	var c *conn
+	var g grant
+	if useH3 {
+		c, g, err = st.getConnH3(ctx, key, o, trace, tm.Start, fresh, u, alt, forced)
+	} else {
+		c, g, err = st.getConn(ctx, key, o, trace, tm.Start, fresh)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -247,10 +277,25 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	}
 	var resp *Response
 	var head time.Duration
-	if c.h2 != nil {
+	switch {
+	case c.h3 != nil:
+		resp, err = c.roundTripH3(ctx, req, u, b, o, x)
+		head = time.Since(tm.Start)
+		if err != nil {
+			if ctx.Err() == nil && h3.CanRetry(err) {
+				// Through the pool again: it retires this connection if
+				// it no longer takes requests.
+				return nil, &unprocessedError{err: classify(ctx, err)}
+			}
+			return nil, classify(ctx, err)
+		}
+		resp.Timings = tm
+		resp.gotHead(trace, head)
+		return resp, nil
+	case c.h2 != nil:
 		resp, err = c.roundTripH2(ctx, req, u, b, o, x, g.reserved)
 		head = time.Since(tm.Start)
-	} else {
+	default:
 		resp, head, err = c.roundTripH1(ctx, req, u, b, o, x, tm.Start)
 	}
 	if err != nil {
@@ -272,6 +317,9 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	}
 	resp.Timings = tm
 	resp.gotHead(trace, head)
+	if st.quic != nil {
+		st.rememberAltSvc(u, o, resp.Header)
+	}
 	return resp, nil
 }
 

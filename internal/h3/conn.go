@@ -40,12 +40,15 @@ type ClientConn struct {
 	peerMaxField uint64 // 0: no limit
 	goaway       bool
 	goawayID     uint64
+	retired      bool // CloseWhenIdle: no new request, closed once idle
 	streams      map[uint64]*stream
 	err          error // the connection's end
 	closed       bool
 	sawControl   bool
 	sawEncoder   bool
 	sawDecoder   bool
+
+	onIdle func() // called when the last stream ends
 
 	ctx    context.Context // ends with the connection; for the accept loop only
 	cancel context.CancelFunc
@@ -196,8 +199,24 @@ func (cc *ClientConn) Close() error {
 func (cc *ClientConn) CanTakeNewRequest() bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return cc.err == nil && !cc.goaway
+	return cc.err == nil && !cc.goaway && !cc.retired
 }
+
+// CloseWhenIdle refuses new requests and closes the connection once its
+// requests in flight are done.
+func (cc *ClientConn) CloseWhenIdle() {
+	cc.mu.Lock()
+	cc.retired = true
+	idle := len(cc.streams) == 0
+	cc.mu.Unlock()
+	if idle {
+		cc.fail(ErrClosed)
+	}
+}
+
+// OnIdle sets f to be called, outside the connection's locks, whenever
+// its last request in flight ends. Set it before the first RoundTrip.
+func (cc *ClientConn) OnIdle(f func()) { cc.onIdle = f }
 
 // ActiveStreams is the number of requests in flight.
 func (cc *ClientConn) ActiveStreams() int {
@@ -412,9 +431,12 @@ func (cc *ClientConn) goAway(id uint64) error {
 // left.
 func (cc *ClientConn) closeIfDrained() {
 	cc.mu.Lock()
-	drained := cc.goaway && len(cc.streams) == 0 && cc.err == nil
+	drained := (cc.goaway || cc.retired) && len(cc.streams) == 0 && cc.err == nil
+	retired := cc.retired && !cc.goaway
 	cc.mu.Unlock()
-	if drained {
+	if drained && retired {
+		cc.fail(ErrClosed)
+	} else if drained {
 		cc.fail(retryable{&GoAwayError{StreamID: cc.goawayID}})
 	}
 }

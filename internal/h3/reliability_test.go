@@ -596,8 +596,8 @@ func TestStreamEndsInsideFrame(t *testing.T) {
 	wantConnErr(t, err, h3.ErrCodeFrame)
 }
 
-// TestConcurrentGoAwayAndClose checks no request hangs when the server
-// closes the connection with streams open (Q-40's last case).
+// TestPeerCloses is RELIABILITY Q-48: no request hangs when the server
+// closes the connection with streams open; each gets the peer's error.
 func TestPeerCloses(t *testing.T) {
 	var wg sync.WaitGroup
 	cc := scripted(t, chromeConfig(), func(p *peer) {

@@ -202,6 +202,9 @@ func (cc *ClientConn) usable() error {
 	if cc.goaway {
 		return &GoAwayError{StreamID: cc.goawayID}
 	}
+	if cc.retired {
+		return ErrClosed
+	}
 	return nil
 }
 
@@ -212,8 +215,13 @@ func (s *stream) finish() {
 	}
 	cc := s.cc
 	cc.mu.Lock()
+	_, had := cc.streams[s.id]
 	delete(cc.streams, s.id)
+	idle := had && len(cc.streams) == 0
 	cc.mu.Unlock()
+	if idle && cc.onIdle != nil {
+		cc.onIdle()
+	}
 	cc.closeIfDrained()
 }
 
