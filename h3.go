@@ -50,10 +50,12 @@ func (st *transportState) h3Route(u *parsedURL, o *options) (alt altsvc.Alternat
 		case o.proxy != nil:
 			// Browsers send no HTTP/3 through HTTP or SOCKS proxies.
 			return alt, false, false, fmt.Errorf("%w: %v through a proxy", ErrProtocolUnsupported, HTTP3)
+		case o.profile.h3 == nil:
+			return alt, false, false, fmt.Errorf("%w: %v: profile %s has no HTTP/3 recording", ErrProtocolUnsupported, HTTP3, o.profile.p.Name)
 		}
 		return altsvc.Alternative{Protocol: "h3"}, true, true, nil
 	}
-	if st.quic == nil || o.protocol != AnyProtocol || o.isolated || o.proxy != nil || u.scheme != "https" {
+	if st.quic == nil || o.protocol != AnyProtocol || o.isolated || o.proxy != nil || u.scheme != "https" || o.profile.h3 == nil {
 		return alt, false, false, nil
 	}
 	alt, use = st.alt.Lookup(u.origin, time.Now())

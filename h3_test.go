@@ -222,8 +222,8 @@ func TestH3FallbackUDPBlocked(t *testing.T) {
 
 // TestH3Forced: Protocol HTTP3 goes straight to h3 (curl's
 // --http3-only), with no TCP listener at all, over one pooled
-// connection; through a proxy or for http:// it is refused before
-// anything is sent.
+// connection; through a proxy, for http://, or with a profile that has
+// no HTTP/3 recording it is refused before anything is sent.
 func TestH3Forced(t *testing.T) {
 	var alt atomic.Value
 	h3s := quicgo.HTTP3Server(t, protoHandler(&alt))
@@ -241,8 +241,8 @@ func TestH3Forced(t *testing.T) {
 	if dials.Load() != 1 {
 		t.Errorf("%d QUIC dials for 5 requests", dials.Load())
 	}
-	for _, c := range []struct{ url, proxy string }{{url, "http://127.0.0.1:1"}, {url, "socks5://127.0.0.1:1"}, {"http://127.0.0.1:1/", ""}} {
-		s2 := &Session{Transport: tr, Protocol: HTTP3, Proxy: c.proxy}
+	for _, c := range []struct{ url, proxy, profile string }{{url, "http://127.0.0.1:1", ""}, {url, "socks5://127.0.0.1:1", ""}, {"http://127.0.0.1:1/", "", ""}, {url, "", "okhttp4-android"}} {
+		s2 := &Session{Transport: tr, Protocol: HTTP3, Proxy: c.proxy, Profile: c.profile}
 		_, err := s2.Get(context.Background(), c.url)
 		if !errors.Is(err, ErrProtocolUnsupported) {
 			t.Errorf("%s via %q: %v", c.url, c.proxy, err)

@@ -139,7 +139,8 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 		return nil, retryable{err}
 	}
 	s := &stream{cc: cc, qs: qs, id: qs.ID(), head: req.Method == "HEAD", cl: -1, idle: req.BodyIdleTimeout}
-	s.br = bufio.NewReaderSize(qs, 16<<10)
+	s.br = readerPool.Get().(*bufio.Reader)
+	s.br.Reset(qs)
 	cc.mu.Lock()
 	if cc.err != nil || (cc.goaway && s.id >= cc.goawayID) {
 		err := cc.err
@@ -208,10 +209,21 @@ func (cc *ClientConn) usable() error {
 	return nil
 }
 
-// finish removes the stream from the connection.
+// readerPool holds the request streams' read buffers; a stream gives its
+// own back when finish ends its reading.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+
+// finish removes the stream from the connection and gives its read
+// buffer back. Only the stream's reader (RoundTrip, then the body) calls
+// it; a second call does nothing.
 func (s *stream) finish() {
 	if s.stop != nil {
 		s.stop()
+	}
+	if s.br != nil {
+		s.br.Reset(nil)
+		readerPool.Put(s.br)
+		s.br = nil
 	}
 	cc := s.cc
 	cc.mu.Lock()
