@@ -368,6 +368,7 @@ func validHeader(h Header, proxyAuth bool) error {
 func classify(ctx context.Context, err error) error {
 	var te *h1.TimeoutError
 	var te2 *h2.TimeoutError
+	var te3 *h3.TimeoutError
 	switch {
 	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -382,8 +383,14 @@ func classify(ctx context.Context, err error) error {
 		// timed out (the head's wait, or the connection's ping) kept
 		// the head from coming; the body's are responseBody.finish's.
 		return &TimeoutError{Phase: PhaseHead, Err: err}
-	case errors.Is(err, h2.ErrRefusedToSend):
+	case errors.As(err, &te3):
+		return &TimeoutError{Phase: PhaseHead, Err: err}
+	case errors.Is(err, h2.ErrRefusedToSend), errors.Is(err, h3.ErrRefusedToSend):
 		return &sameAs{err, ErrRefusedToSend}
+	case errors.Is(err, h3.ErrFieldSectionTooLarge):
+		return &sameAs{err, ErrHeaderTooLarge}
+	case errors.Is(err, h3.ErrTooMany1xx):
+		return &sameAs{err, ErrTooMany1xx}
 	case errors.Is(err, h2.ErrHeaderListTooLarge):
 		return &sameAs{err, ErrHeaderTooLarge}
 	case errors.Is(err, h2.ErrTooMany1xx):
