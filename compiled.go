@@ -22,6 +22,9 @@ type compiled struct {
 	// h3 is the HTTP/3 engine's Config, nil for a profile without HTTP/3
 	// recordings.
 	h3 *h3.Config
+	// h3AltUsed is set when the profile's HTTP/3 header sets carry
+	// Alt-Used (Firefox), whose value is the alternative's authority.
+	h3AltUsed bool
 	// prio is the HEADERS priority per request kind.
 	prio [kindCount]h2.Priority
 }
@@ -65,6 +68,11 @@ func compile(name string) (*compiled, error) {
 		return nil, err
 	}
 	c := &compiled{p: p, head: head, h2: h2Config(p), h3: h3Config(p)}
+	for _, hs := range p.Headers {
+		if hs.Proto == profile.H3 && hs.Header.Has("alt-used") {
+			c.h3AltUsed = true
+		}
+	}
 	for k := profile.Navigate; int(k) < kindCount; k++ {
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}

@@ -27,7 +27,10 @@ type conn struct {
 	h1  *h1.Conn
 	h2  *h2.ClientConn
 	h3  *h3.ClientConn
-	req h1.Request // reused: one request at a time per HTTP/1.1 conn
+	// altUsed is an HTTP/3 connection's alternative authority, for
+	// Alt-Used.
+	altUsed string
+	req     h1.Request // reused: one request at a time per HTTP/1.1 conn
 	// resp is the Response of the request in flight, made by allocResp
 	// once the engine knows the head's size; ex holds the fields guise
 	// adds to a request (Host, ...) until it is written.

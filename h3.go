@@ -136,7 +136,10 @@ func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, 
 	}
 	st.h3RTT.Store(int64(hs))
 	st.h3Works.Store(true)
-	c := &conn{st: st, key: key, roots: o.rootCAs, h3: cc}
+	c := &conn{st: st, key: key, roots: o.rootCAs, h3: cc, altUsed: host}
+	if port != "443" {
+		c.altUsed = net.JoinHostPort(host, port)
+	}
 	c.times.connect = hs
 	c.idleSince.Store(time.Now().UnixNano())
 	cc.OnIdle(func() { c.idleSince.Store(time.Now().UnixNano()) })
@@ -301,6 +304,11 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 	kind := req.Kind
 	if kind == 0 {
 		kind = profile.Navigate
+	}
+	if o.profile.h3AltUsed {
+		// Alt-Used names the alternative the connection went to (RFC
+		// 7838 §5), as Firefox sends it; Chromium sends none.
+		x = append(x[:len(x):len(x)], fields.Field{Name: "alt-used", Value: c.altUsed})
 	}
 	hr3 := reqhead.Request{Proto: profile.H3, Kind: kind, Method: req.method(), Header: req.Header, Extra: x,
 		ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted}
