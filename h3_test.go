@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/internal/h3"
+	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/internal/testpeer/quicgo"
 )
 
@@ -252,4 +253,62 @@ func TestH3Forced(t *testing.T) {
 	if dials.Load() != 1 {
 		t.Errorf("refused requests dialed QUIC")
 	}
+}
+
+// TestH3GoAwayRetried is RELIABILITY Q-40 through the client: a request
+// the server's GOAWAY excluded (GOAWAY(0)
+// with stream 0 open, never answered) is sent again, once, on a new
+// connection, and the caller sees only the second connection's answer.
+func TestH3GoAwayRetried(t *testing.T) {
+	l, cert := quicgo.Listen(t)
+	var conns atomic.Int32
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			go func() {
+				ctrl, err := c.OpenUniStream()
+				if err != nil {
+					return
+				}
+				ctrl.Write(append([]byte{0}, h3wire.AppendSettings(nil)...))
+				s, err := c.AcceptStream(ctx)
+				if err != nil {
+					return
+				}
+				if n == 1 {
+					ctrl.Write(h3wire.AppendFrame(nil, h3wire.FrameGoAway, []byte{0}))
+					<-ctx.Done()
+					return
+				}
+				io.Copy(io.Discard, s)
+				s.Write(h3wire.AppendFrame(nil, h3wire.FrameHeaders, h3wire.AppendResponseSection(nil)))
+				s.Write(h3wire.AppendFrame(nil, h3wire.FrameData, []byte("second")))
+				s.Close()
+				<-ctx.Done()
+			}()
+		}
+	}()
+	var dials atomic.Int32
+	tr := &Transport{quicDial: quicgoDialer(&dials)}
+	s := &Session{RootCAs: cert.Roots, Transport: tr, Protocol: HTTP3}
+	resp, err := s.Get(ctx, "https://127.0.0.1:"+strconv.Itoa(l.Addr().(*net.UDPAddr).Port)+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := resp.Bytes()
+	if err != nil || string(b) != "second" || conns.Load() != 2 {
+		t.Errorf("%q %v after %d connections", b, err, conns.Load())
+	}
+	s.Close()
+	tr.Close()
+	cancel()
+	<-done
 }
