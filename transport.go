@@ -31,6 +31,11 @@ import (
 // connection is shared only by requests whose origin, proxy (and its
 // credentials), profile and TLS options are all equal.
 //
+// A Transport also remembers the HTTP/3 alternatives origins advertise in
+// Alt-Svc, and the ones that failed, for the Sessions that use it (once
+// guise's QUIC client is built in: see Protocol). Isolated calls remember
+// none.
+//
 // The zero value is ready to use. Fields are read at first use and must not
 // change afterwards. A Transport is safe for concurrent use. Close releases
 // its connections; a Transport that becomes unreachable without Close is
