@@ -36,9 +36,10 @@ type stream struct {
 	br   *bufio.Reader
 	head bool // a HEAD request: no content follows
 
-	mu       sync.Mutex
-	abortErr error
-	sendDone bool
+	mu        sync.Mutex
+	abortErr  error
+	abortedCh chan struct{} // closed by the first abort
+	sendDone  bool
 
 	stop func() bool // ends the context watch
 
@@ -58,6 +59,7 @@ func (s *stream) abort(err error) {
 	s.mu.Lock()
 	if s.abortErr == nil {
 		s.abortErr = err
+		close(s.abortedCh)
 	}
 	s.mu.Unlock()
 	s.qs.CancelRead(uint64(ErrCodeRequestCancelled))
@@ -138,7 +140,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 		}
 		return nil, retryable{err}
 	}
-	s := &stream{cc: cc, qs: qs, id: qs.ID(), head: req.Method == "HEAD", cl: -1, idle: req.BodyIdleTimeout}
+	s := &stream{cc: cc, qs: qs, id: qs.ID(), head: req.Method == "HEAD", cl: -1, idle: req.BodyIdleTimeout, abortedCh: make(chan struct{})}
 	s.br = readerPool.Get().(*bufio.Reader)
 	s.br.Reset(qs)
 	cc.mu.Lock()
@@ -440,6 +442,8 @@ func (s *stream) awaitInserts(ctx context.Context, ric uint64) error {
 		case <-ch:
 		case <-ctx.Done():
 			return s.readErr(ctx.Err(), 0)
+		case <-s.abortedCh:
+			return s.aborted()
 		case <-cc.ctx.Done():
 			return s.readErr(ErrClosed, 0)
 		}
