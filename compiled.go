@@ -120,11 +120,8 @@ func h2Config(p *profile.Profile) *h2.Config {
 	return cfg
 }
 
-// h3Config turns the profile's HTTP/3 data into the engine's Config. The
-// profile has no QPACK Huffman field: the HPACK rule stands in for it
-// (Chromium's "strictly shorter" is the same in both of its encoders;
-// Firefox's QPACK codes every string, which internal/h3's
-// TestEncoderMatchesRecordings checks against the recordings).
+// h3Config turns the profile's HTTP/3 data into the engine's Config; a
+// profile without a recorded QPACK Huffman rule takes its HPACK one.
 func h3Config(p *profile.Profile) *h3.Config {
 	if p.HTTP3 == nil {
 		return nil
@@ -134,9 +131,17 @@ func h3Config(p *profile.Profile) *h3.Config {
 		QPACKStreams:      p.HTTP3.QPACKStreams,
 		PseudoOrder:       p.HTTP3.PseudoOrder,
 		PriorityUpdate:    p.HTTP3.PriorityUpdate,
-		Huffman:           h3.HuffmanAlways,
 	}
-	if p.HTTP2.HPACK.Huffman == profile.HuffmanShorter {
+	rule := p.HTTP3.QPACKHuffman
+	if rule == 0 {
+		rule = p.HTTP2.HPACK.Huffman
+	}
+	switch rule {
+	case profile.HuffmanNotLonger:
+		cfg.Huffman = h3.HuffmanNotLonger
+	case profile.HuffmanNever:
+		cfg.Huffman = h3.HuffmanNever
+	default:
 		cfg.Huffman = h3.HuffmanShorter
 	}
 	for _, s := range p.HTTP3.Settings {

@@ -36,7 +36,7 @@ func firefoxConfig() *h3.Config {
 		GREASEFrameMaxLen: 8,
 		QPACKStreams:      true,
 		PseudoOrder:       []string{":method", ":scheme", ":authority", ":path"},
-		Huffman:           h3.HuffmanAlways,
+		Huffman:           h3.HuffmanNotLonger,
 	}
 }
 

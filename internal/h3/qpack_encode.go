@@ -9,9 +9,9 @@ const (
 	// HuffmanShorter codes a string only when that is strictly shorter
 	// (Chromium: "?0" and "?1" go raw in its recordings).
 	HuffmanShorter HuffmanRule = iota
-	// HuffmanAlways codes every string (Firefox: every literal in its
-	// recordings is Huffman-coded).
-	HuffmanAlways
+	// HuffmanNotLonger codes a string unless that is longer (Firefox:
+	// "u=4" is coded at the same length in its recordings).
+	HuffmanNotLonger
 	// HuffmanNever sends every string raw.
 	HuffmanNever
 )
@@ -61,8 +61,8 @@ func (e *encoder) appendStringFirst(b []byte, first byte, bits uint, s string) [
 
 func (e *encoder) useHuffman(s string) bool {
 	switch e.huffman {
-	case HuffmanAlways:
-		return true
+	case HuffmanNotLonger:
+		return hpack.HuffmanEncodeLength(s) <= uint64(len(s))
 	case HuffmanNever:
 		return false
 	}
