@@ -131,6 +131,7 @@ func h3Config(p *profile.Profile) *h3.Config {
 		QPACKStreams:      p.HTTP3.QPACKStreams,
 		PseudoOrder:       p.HTTP3.PseudoOrder,
 		PriorityUpdate:    p.HTTP3.PriorityUpdate,
+		GREASEWideIDs:     p.HTTP3.GREASEWideIDs,
 	}
 	rule := p.HTTP3.QPACKHuffman
 	if rule == 0 {

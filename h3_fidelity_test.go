@@ -78,6 +78,11 @@ func TestH3MatchesRecordings(t *testing.T) {
 			if g, w := controlFrames(got), controlFrames(want); len(g) > len(w) || !slices.Equal(g, w[:len(g)]) {
 				t.Errorf("control frames %v, recorded %v", g, w)
 			}
+			// The GREASE frame type's N: 32 bits (Chromium) or wide (Firefox).
+			wideType := func(h *fingerprint.HTTP3) bool { return uint64(h.ControlFrames[1].Type) > 0x1f*(1<<32-1)+0x21 }
+			if wideType(got) != wideType(want) {
+				t.Errorf("GREASE frame type %#x, recorded %#x", uint64(got.ControlFrames[1].Type), uint64(want.ControlFrames[1].Type))
+			}
 			for i, pu := range got.PriorityUpdates {
 				if w := want.PriorityUpdates[i]; pu != w {
 					t.Errorf("PRIORITY_UPDATE %d: %+v, recorded %+v", i, pu, w)

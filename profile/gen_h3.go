@@ -376,7 +376,41 @@ func http3From(browser string, recs []h3Recording, rules h3Rules) *profile.HTTP3
 		}
 	}
 	h.QPACKHuffman = qpackHuffman(browser, recs)
+	h.GREASEWideIDs = greaseWide(browser, recs)
 	return h
+}
+
+// greaseWide reports whether the recorded reserved ids (GREASE settings
+// and frame types) need an N wider than 32 bits: all of them or none
+// must, or the generator fails.
+func greaseWide(browser string, recs []h3Recording) bool {
+	const narrowMax = 0x1f*(1<<32-1) + 0x21
+	wide, narrow := 0, 0
+	count := func(id uint64) {
+		if id > narrowMax {
+			wide++
+		} else {
+			narrow++
+		}
+	}
+	for _, r := range recs {
+		for _, s := range r.http3.Settings {
+			if h3wire.IsGREASE(uint64(s.ID)) && slices.ContainsFunc(recs, func(o h3Recording) bool {
+				return !slices.ContainsFunc(o.http3.Settings, func(x h3wire.Setting) bool { return x.ID == s.ID })
+			}) {
+				count(uint64(s.ID)) // drawn per connection, not a fixed reserved id
+			}
+		}
+		for _, f := range r.http3.ControlFrames {
+			if h3wire.IsGREASE(uint64(f.Type)) {
+				count(uint64(f.Type))
+			}
+		}
+	}
+	if wide > 0 && narrow > 0 || wide+narrow < 3 {
+		log.Fatalf("%s: reserved ids: %d wide, %d narrow: no rule fits", browser, wide, narrow)
+	}
+	return wide > 0
 }
 
 // qpackHuffman reads the Huffman rule of the browser's QPACK encoder from

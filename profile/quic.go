@@ -103,6 +103,11 @@ type HTTP3 struct {
 	// "u=4" at the same length: HuffmanNotLonger). Zero means not
 	// recorded.
 	QPACKHuffman HuffmanRule
+	// GREASEWideIDs reports that the browser draws the N of its reserved
+	// ids (0x1f*N+0x21, GREASE settings and frame types) over the whole
+	// varint range (neqo: recorded frame types near 2^60), rather than
+	// from 32 bits (quiche: every recorded id below 0x1f*2^32).
+	GREASEWideIDs bool
 }
 
 func (q *QUIC) clone() *QUIC {
@@ -375,6 +380,7 @@ type wireHTTP3 struct {
 	PseudoOrder       []string        `json:"pseudo_order"`
 	PriorityUpdate    bool            `json:"priority_update"`
 	QPACKHuffman      HuffmanRule     `json:"qpack_huffman,omitempty"`
+	GREASEWideIDs     bool            `json:"grease_wide_ids,omitempty"`
 }
 
 func quicToWire(q *QUIC) *wireQUIC {
@@ -424,7 +430,7 @@ func http3ToWire(h *HTTP3) *wireHTTP3 {
 		return nil
 	}
 	w := &wireHTTP3{GREASEFrameMaxLen: h.GREASEFrameMaxLen, QPACKStreams: h.QPACKStreams, PseudoOrder: h.PseudoOrder, PriorityUpdate: h.PriorityUpdate,
-		QPACKHuffman: h.QPACKHuffman}
+		QPACKHuffman: h.QPACKHuffman, GREASEWideIDs: h.GREASEWideIDs}
 	for _, s := range h.Settings {
 		w.Settings = append(w.Settings, wireH3Setting(s))
 	}
@@ -436,7 +442,7 @@ func http3FromWire(w *wireHTTP3) *HTTP3 {
 		return nil
 	}
 	h := &HTTP3{GREASEFrameMaxLen: w.GREASEFrameMaxLen, QPACKStreams: w.QPACKStreams, PseudoOrder: nilIfEmpty(w.PseudoOrder), PriorityUpdate: w.PriorityUpdate,
-		QPACKHuffman: w.QPACKHuffman}
+		QPACKHuffman: w.QPACKHuffman, GREASEWideIDs: w.GREASEWideIDs}
 	for _, s := range w.Settings {
 		h.Settings = append(h.Settings, H3Setting(s))
 	}

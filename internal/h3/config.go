@@ -50,6 +50,9 @@ type Config struct {
 	// decoded (name + value + 32 per field). 0 means the
 	// SETTINGS_MAX_FIELD_SECTION_SIZE in Settings, or 256 KiB without one.
 	MaxFieldSectionSize int
+	// GREASEWideIDs draws the N of reserved ids (0x1f*N+0x21) over the
+	// whole varint range (Firefox); otherwise N has 32 bits (Chromium).
+	GREASEWideIDs bool
 	// Rand is the source of GREASE draws; nil means crypto/rand.
 	Rand io.Reader
 }
@@ -90,9 +93,20 @@ func (c *Config) pseudoOrder() []string {
 	return []string{":method", ":authority", ":scheme", ":path"}
 }
 
-// greaseID draws a reserved id 0x1f*N+0x21 with a 32-bit N.
-func greaseID(r io.Reader) uint64 {
-	return 0x1f*uint64(randUint32(r)) + 0x21
+// greaseID draws a reserved id 0x1f*N+0x21: N of 32 bits, or with wide
+// any N that keeps the id a varint.
+func greaseID(r io.Reader, wide bool) uint64 {
+	if !wide {
+		return 0x1f*uint64(randUint32(r)) + 0x21
+	}
+	var b [8]byte
+	io.ReadFull(r, b[:])
+	v := binary.BigEndian.Uint64(b[:]) & quicwire.MaxVarint
+	id := v/0x1f*0x1f + 0x21
+	if id > quicwire.MaxVarint {
+		id -= 0x1f
+	}
+	return id
 }
 
 func randUint32(r io.Reader) uint32 {
@@ -118,7 +132,7 @@ func (c *Config) appendControlPreface(b []byte) []byte {
 	r := c.rand()
 	for _, s := range c.Settings {
 		if s.GREASE {
-			ss = append(ss, h3wire.Setting{ID: h3wire.SettingID(greaseID(r)), Value: uint64(randUint32(r))})
+			ss = append(ss, h3wire.Setting{ID: h3wire.SettingID(greaseID(r, c.GREASEWideIDs)), Value: uint64(randUint32(r))})
 			continue
 		}
 		ss = append(ss, h3wire.Setting{ID: h3wire.SettingID(s.ID), Value: s.Value})
@@ -128,7 +142,7 @@ func (c *Config) appendControlPreface(b []byte) []byte {
 		n := int(randUint32(r) % uint32(c.GREASEFrameMaxLen))
 		p := make([]byte, n)
 		io.ReadFull(r, p)
-		b = h3wire.AppendFrame(b, h3wire.FrameType(greaseID(r)), p)
+		b = h3wire.AppendFrame(b, h3wire.FrameType(greaseID(r, c.GREASEWideIDs)), p)
 	}
 	return b
 }

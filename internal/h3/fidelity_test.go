@@ -2,6 +2,7 @@ package h3
 
 import (
 	"bytes"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -175,6 +176,29 @@ func TestStaticTable(t *testing.T) {
 		f, err := next()
 		if err != nil || f.Name != staticTable[i].name || f.Value != staticTable[i].value {
 			t.Errorf("entry %d: ours %q, qpack's %q %v", i, staticTable[i], f, err)
+		}
+	}
+}
+
+// TestGREASEDraws: reserved ids are 0x1f*N+0x21 within the varint range;
+// with a 32-bit N (Chromium, every recorded id below 0x1f*2^32) none is
+// larger, and with a wide N (Firefox, recorded frame types near 2^60)
+// nearly all are.
+func TestGREASEDraws(t *testing.T) {
+	const narrowMax = 0x1f*(1<<32-1) + 0x21
+	for _, wide := range []bool{false, true} {
+		above := 0
+		for range 1000 {
+			id := greaseID(rand.Reader, wide)
+			if !h3wire.IsGREASE(id) || id > quicwire.MaxVarint {
+				t.Fatalf("wide %v: %#x", wide, id)
+			}
+			if id > narrowMax {
+				above++
+			}
+		}
+		if wide && above < 990 || !wide && above != 0 {
+			t.Errorf("wide %v: %d of 1000 above 0x1f*2^32", wide, above)
 		}
 	}
 }
