@@ -1,8 +1,13 @@
 package h3
 
 import (
+	"context"
 	"errors"
+	"io"
 	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/h3wire"
 )
 
 var decodeErrs = []error{errQPACKTruncated, errQPACKInteger, errQPACKHuffman, errQPACKIndex, errQPACKPrefix,
@@ -88,4 +93,50 @@ func FuzzEncoder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzClientConn runs a request against arbitrary server bytes: a control
+// stream, a QPACK encoder stream and the request stream's response, over
+// an in-memory connection. Every failure is typed, nothing panics, the
+// body ends, and Close returns (its goroutines done).
+func FuzzClientConn(f *testing.F) {
+	ctrl := append([]byte{0x00}, h3wire.AppendSettings(nil, h3wire.Setting{ID: h3wire.SettingMaxFieldSectionSize, Value: 1 << 16})...)
+	resp := h3wire.AppendFrame(nil, h3wire.FrameHeaders, h3wire.AppendResponseSection(nil, h3wire.Field{Name: "content-length", Value: "2"}))
+	resp = h3wire.AppendFrame(resp, h3wire.FrameData, []byte("ok"))
+	enc := append([]byte{0x02}, appendPrefixInt(nil, 0x20, 5, 4096)...)
+	enc = append(enc, 0x43, 'a', 'b', 'c', 0x01, 'x')
+	dyn := h3wire.AppendFrame(nil, h3wire.FrameHeaders, []byte{0x02, 0x00, 0xd9, 0x80})
+	f.Add(ctrl, enc, resp)
+	f.Add(ctrl, enc, append(dyn, h3wire.AppendFrame(nil, h3wire.FrameData, []byte("x"))...))
+	f.Add(ctrl, []byte{}, append(resp, h3wire.AppendFrame(nil, h3wire.FrameHeaders, h3wire.AppendResponseSection(nil)[1:])...))
+	f.Add([]byte{0x00, 0x07, 0x01, 0x00}, []byte{}, []byte{0x01, 0x40})
+	f.Fuzz(func(t *testing.T, ctrl, enc, resp []byte) {
+		cfg := &Config{Settings: []Setting{{ID: 1, Value: 4096}, {ID: 7, Value: 4}}, MaxFieldSectionSize: 4096}
+		qc := newFakeConn(resp, ctrl, enc)
+		cc, err := NewClientConn(qc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		r, err := cc.RoundTrip(ctx, &Request{Method: "GET", Scheme: "https", Authority: "a", Path: "/"})
+		if err == nil {
+			_, err = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+			r.Body.Close()
+		}
+		if err != nil && !typedConnErr(err) {
+			t.Fatalf("untyped %T %v", err, err)
+		}
+	})
+}
+
+func typedConnErr(err error) bool {
+	var ce *ConnectionError
+	var se *StreamError
+	var ge *GoAwayError
+	var te *TimeoutError
+	return errors.As(err, &ce) || errors.As(err, &se) || errors.As(err, &ge) || errors.As(err, &te) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) || errors.Is(err, ErrBodyClosed) ||
+		errors.Is(err, ErrTooMany1xx) || errors.Is(err, ErrFieldSectionTooLarge)
 }
