@@ -51,8 +51,8 @@ var importRules = []importRule{
 			"github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
 		std: "bufio errors io strconv sync"},
 	// QUIC and HTTP/3 wire formats: no state, no I/O.
-	{pkg: "internal/quicwire", layer: 0,
-		std: "crypto/aes crypto/cipher crypto/hkdf crypto/sha256 encoding/binary errors strconv"},
+	{pkg: "internal/quicwire", layer: 0, ext: "golang.org/x/crypto/chacha20 golang.org/x/crypto/chacha20poly1305",
+		std: "crypto/aes crypto/cipher crypto/hkdf crypto/sha256 crypto/sha512 encoding/binary errors hash strconv"},
 	{pkg: "internal/h3wire", layer: 1, mod: "internal/quicwire", ext: "github.com/quic-go/qpack",
 		std: "errors io strconv"},
 	{pkg: "internal/testpeer", layer: 0, denyStd: "net/http"}, // test helpers only: no non-test importer
@@ -80,13 +80,16 @@ var importRules = []importRule{
 		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
-	// The QUIC client's packets from profile data: no TLS (tlsfp hands it
-	// the ClientHello), no I/O yet.
-	{pkg: "internal/quic", layer: 2, mod: "profile internal/quicwire", std: "encoding/binary errors fmt io"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
 	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws internal/quicwire internal/h3wire",
 		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
+
+	// Layer 3: the QUIC client connection: its packets from profile data,
+	// its TLS from tlsfp (never uTLS itself), one goroutine per connection.
+	// The root, which will import it, must then move up a layer.
+	{pkg: "internal/quic", layer: 3, mod: "profile internal/quicwire internal/tlsfp",
+		std: "bytes context crypto/rand encoding/binary errors fmt io net net/netip os sort strconv sync time"},
 
 	// Layer 3: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 3,
@@ -113,6 +116,7 @@ var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/
 	"github.com/mccutchen/go-httpbin/v2/httpbin github.com/andybalholm/brotli github.com/klauspost/compress/zstd " +
 	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
 	"github.com/quic-go/qpack github.com/quic-go/quic-go/http3 " +
+	"github.com/quic-go/quic-go " + // the independent QUIC server of internal/quic's tests
 	"github.com/coder/websocket" // an independent WebSocket server for the WebSocket tests
 
 const utls = "github.com/refraction-networking/utls"
