@@ -403,6 +403,7 @@ func (c *Conn) closeLocked(err error) {
 	}
 	c.closed = true
 	c.err = err
+	debugf("close: %v", err)
 	close(c.done)
 	c.tls.Close()
 	c.streams.closeAll(err)
@@ -509,6 +510,20 @@ func (c *Conn) idleTimeout() time.Duration {
 // onTimers runs the timers due at now.
 func (c *Conn) onTimers(now time.Time) {
 	if d := c.idleTimeout(); d > 0 && !now.Before(c.idleStart.Add(d)) {
+		for i := range c.spaces {
+			s := &c.spaces[i]
+			nd := 0
+			for _, p := range s.sent {
+				if !p.done {
+					nd++
+				}
+			}
+			debugf("space %d: elicInFlight %d notdone %d of %d lossTime %v largestAcked %d next %d", i, s.ackElicitingInFlight, nd, len(s.sent), s.lossTime, s.largestAcked, s.nextPN)
+		}
+		for _, st := range c.streams.m {
+			debugf("stream %d: acked %v writeOff %d sendNext %d bufBase %d peerMax %d lost %v fin %v/%v/%v queued %v highest %d readOff %d recvMax %d", st.id, st.acked, st.writeOff, st.sendNext, st.bufBase, st.peerMax, st.lost, st.finWanted, st.finSent, st.finAcked, st.queued, st.highest, st.ra.readOff, st.recvMax)
+		}
+		debugf("conn: sendMax %d sent %d sq %d blocked %d", c.streams.sendMax, c.streams.sentBytes, len(c.streams.sq), len(c.streams.connBlocked))
 		c.closeLocked(ErrIdleTimeout)
 		return
 	}
@@ -516,6 +531,7 @@ func (c *Conn) onTimers(now time.Time) {
 		s.ackNow = true
 	}
 	if t, sp := c.lossTimer(); !t.IsZero() && !now.Before(t) {
+		debugf("loss timer sp %d pto %d inflight %d cwnd %d", sp, c.ptoCount, c.inFlight, c.cc.cwnd)
 		c.onLossTimer(now, sp)
 	}
 }

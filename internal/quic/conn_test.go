@@ -27,6 +27,8 @@ type echoServer struct {
 	wg   sync.WaitGroup
 	// conns receives every accepted connection.
 	conns chan *quicgo.Conn
+	mu    sync.Mutex
+	all   []*quicgo.Conn
 }
 
 func newEchoServer(t *testing.T, qc *quicgo.Config) *echoServer {
@@ -52,6 +54,9 @@ func newEchoServer(t *testing.T, qc *quicgo.Config) *echoServer {
 			case s.conns <- conn:
 			default:
 			}
+			s.mu.Lock()
+			s.all = append(s.all, conn)
+			s.mu.Unlock()
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
@@ -61,6 +66,11 @@ func newEchoServer(t *testing.T, qc *quicgo.Config) *echoServer {
 	}()
 	t.Cleanup(func() {
 		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.all {
+			c.CloseWithError(0, "test over")
+		}
+		s.mu.Unlock()
 		s.wg.Wait()
 	})
 	return s

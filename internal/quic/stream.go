@@ -524,6 +524,7 @@ func (ss *streams) maybeDone(s *stream) {
 	if !s.sendDone || !s.recvDoneFlag || ss.m[s.id] != s {
 		return
 	}
+	debugf("stream %d done: finAcked %v resetAck %v eof %v recvErr %v writeOff %d bufBase %d", s.id, s.finAcked, s.resetAck, s.eofSeen, s.recvErr, s.writeOff, s.bufBase)
 	delete(ss.m, s.id)
 	if s.id&3 == 3 {
 		ss.peerUniClosed++
@@ -716,7 +717,7 @@ func (ss *streams) onFrameAcked(fr *sentFrame) {
 		if s.sendErr != nil {
 			return
 		}
-		s.acked.add(fr.off, fr.off+uint64(fr.n))
+		s.acked.add(max(fr.off, s.bufBase), fr.off+uint64(fr.n))
 		if p := s.acked.prefix(s.bufBase); p > s.bufBase {
 			s.sendStart += int(p - s.bufBase)
 			s.bufBase = p
