@@ -405,7 +405,9 @@ func (c *Conn) closeLocked(err error) {
 	c.err = err
 	debugf("close: %v", err)
 	close(c.done)
-	c.tls.Close()
+	if c.tls != nil {
+		c.tls.Close()
+	}
 	c.streams.closeAll(err)
 	c.pc.SetReadDeadline(time.Unix(1, 0))
 }
@@ -523,7 +525,7 @@ func (c *Conn) onTimers(now time.Time) {
 		for _, st := range c.streams.m {
 			debugf("stream %d: acked %v writeOff %d sendNext %d bufBase %d peerMax %d lost %v fin %v/%v/%v queued %v highest %d readOff %d recvMax %d", st.id, st.acked, st.writeOff, st.sendNext, st.bufBase, st.peerMax, st.lost, st.finWanted, st.finSent, st.finAcked, st.queued, st.highest, st.ra.readOff, st.recvMax)
 		}
-		debugf("conn: sendMax %d sent %d sq %d blocked %d", c.streams.sendMax, c.streams.sentBytes, len(c.streams.sq), len(c.streams.connBlocked))
+		debugf("conn: sendMax %d sent %d sq %d blocked %d recvMax %d highest %d consumed %d maxBidi %d next %d", c.streams.sendMax, c.streams.sentBytes, len(c.streams.sq), len(c.streams.connBlocked), c.streams.recvMax, c.streams.recvHighest, c.streams.consumed, c.streams.maxBidi, c.streams.nextBidi)
 		c.closeLocked(ErrIdleTimeout)
 		return
 	}
@@ -729,6 +731,7 @@ func (c *Conn) handleShort(b []byte, now time.Time) {
 	}
 	payload, err := k.OpenInPlace(b, 1+dl+pnLen, pn)
 	if err != nil {
+		debugf("1-RTT pn %d phase %v (ours %v) does not open", pn, phase, c.keyPhase)
 		c.checkResetTail(len(b), tail)
 		return
 	}
@@ -746,6 +749,7 @@ func (c *Conn) handleShort(b []byte, now time.Time) {
 		c.fail(ProtocolViolation, 0, "reserved bits set", nil)
 		return
 	}
+	debugf("1-RTT pn %d phase %v", pn, phase)
 	c.onPacket(spApp, quicwire.PacketShort, pn, payload, now)
 }
 

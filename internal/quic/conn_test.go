@@ -77,6 +77,10 @@ func newEchoServer(t *testing.T, qc *quicgo.Config) *echoServer {
 }
 
 func (s *echoServer) serve(conn *quicgo.Conn) {
+	defer func() {
+		<-conn.Context().Done()
+		debugf("server conn ended: %v", context.Cause(conn.Context()))
+	}()
 	if u, err := conn.OpenUniStream(); err == nil {
 		u.Write([]byte("hello from the server"))
 		u.Close()
@@ -91,6 +95,23 @@ func (s *echoServer) serve(conn *quicgo.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// the first byte picks the behaviour: N never reads, R resets
+			// both ways, anything else is echoed with the rest
+			var b [1]byte
+			if _, err := io.ReadFull(st, b[:]); err != nil {
+				st.Close()
+				return
+			}
+			switch b[0] {
+			case 'N':
+				<-conn.Context().Done()
+				return
+			case 'R':
+				st.CancelWrite(7)
+				st.CancelRead(8)
+				return
+			}
+			st.Write(b[:])
 			io.Copy(st, st)
 			st.Close()
 		}()
@@ -160,6 +181,9 @@ func TestHandshake(t *testing.T) {
 
 // echo writes data on a new stream, closes it and reads the echo.
 func echo(ctx context.Context, c *Conn, data []byte) error {
+	if data[0] == 'N' || data[0] == 'R' {
+		data[0] = 'E' // not one of the echo server's commands
+	}
 	st, err := c.OpenStream(ctx)
 	if err != nil {
 		return err

@@ -21,7 +21,6 @@ const (
 	sfResetStream
 	sfStopSending
 	sfRetireCID
-	sfAck // an ACK frame: id is its largest acknowledged
 )
 
 type sentFrame struct {
@@ -129,11 +128,7 @@ func (c *Conn) onAck(sp int, f *quicwire.Frame, now time.Time) {
 		c.rtt.update(now.Sub(largestNew.t), delay)
 	}
 	c.detectLost(sp, now)
-	if sp != spInitial || c.confirmed || c.open[spHandshake] != nil {
-		c.ptoCount = 0 // the client keeps backing off until it knows the server validated it
-	} else {
-		c.ptoCount = 0
-	}
+	c.ptoCount = 0
 	c.compact(sp)
 }
 
@@ -152,12 +147,6 @@ func (c *Conn) onPacketAcked(sp int, p *sentPacket) {
 		switch fr.kind {
 		case sfCrypto:
 			s.cryptoAcked.add(fr.off, fr.off+uint64(fr.n))
-		case sfAck:
-			// the peer saw our ACK up to fr.id: older ranges may go
-			if fr.id > 0 && s.floor < fr.id/2 {
-				// keep a margin: ranges are bounded by maxAckRanges anyway
-				_ = fr
-			}
 		default:
 			c.streams.onFrameAcked(&fr)
 		}
@@ -185,7 +174,6 @@ func (c *Conn) requeue(sp int, p *sentPacket) {
 		switch fr.kind {
 		case sfCrypto:
 			s.cryptoLost.add(fr.off, fr.off+uint64(fr.n))
-		case sfAck:
 		default:
 			c.streams.onFrameLost(&fr)
 		}
