@@ -77,10 +77,6 @@ func newEchoServer(t *testing.T, qc *quicgo.Config) *echoServer {
 }
 
 func (s *echoServer) serve(conn *quicgo.Conn) {
-	defer func() {
-		<-conn.Context().Done()
-		debugf("server conn ended: %v", context.Cause(conn.Context()))
-	}()
 	if u, err := conn.OpenUniStream(); err == nil {
 		u.Write([]byte("hello from the server"))
 		u.Close()

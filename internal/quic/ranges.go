@@ -144,17 +144,29 @@ func (a *reassembly) insert(off uint64, data []byte) {
 			off = pe
 		}
 	}
-	if i < len(p) && p[i].off < off+uint64(len(data)) && p[i].off+uint64(len(p[i].data)) >= off+uint64(len(data)) {
-		data = data[:p[i].off-off]
+	end := off + uint64(len(data))
+	// the pieces the new one covers go; one that starts inside it cuts it
+	j := i
+	for j < len(p) && p[j].off+uint64(len(p[j].data)) <= end {
+		a.pendLen -= len(p[j].data)
+		p[j] = segment{}
+		j++
 	}
-	if len(data) == 0 {
-		return
+	if j < len(p) && p[j].off < end {
+		data = data[:p[j].off-off]
 	}
-	p = append(p, segment{})
-	copy(p[i+1:], p[i:])
-	p[i] = segment{off, append([]byte(nil), data...)}
-	a.pending = p
+	seg := segment{off, append([]byte(nil), data...)}
 	a.pendLen += len(data)
+	switch {
+	case j > i:
+		p[i] = seg
+		p = append(p[:i+1], p[j:]...)
+	default:
+		p = append(p, segment{})
+		copy(p[i+1:], p[i:])
+		p[i] = seg
+	}
+	a.pending = p
 }
 
 // readable is how many bytes Read may take now.

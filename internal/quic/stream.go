@@ -524,7 +524,6 @@ func (ss *streams) maybeDone(s *stream) {
 	if !s.sendDone || !s.recvDoneFlag || ss.m[s.id] != s {
 		return
 	}
-	debugf("stream %d done: finAcked %v resetAck %v eof %v recvErr %v writeOff %d bufBase %d", s.id, s.finAcked, s.resetAck, s.eofSeen, s.recvErr, s.writeOff, s.bufBase)
 	delete(ss.m, s.id)
 	if s.id&3 == 3 {
 		ss.peerUniClosed++

@@ -234,7 +234,7 @@ func RetryToken(pkt, odcid []byte) (token, scid []byte, err error) {
 // tests of a client.
 func AppendRetry(dst, dcid, scid, odcid, token []byte) []byte {
 	start := len(dst)
-	dst = append(dst, 0xf0, 0, 0, 0, 1, byte(len(dcid)))
+	dst = append(dst, 0xff, 0, 0, 0, 1, byte(len(dcid)))
 	dst = append(dst, dcid...)
 	dst = append(dst, byte(len(scid)))
 	dst = append(dst, scid...)
