@@ -16,7 +16,7 @@ import (
 type discardConn struct{ net.PacketConn }
 
 func (discardConn) WriteTo(b []byte, _ net.Addr) (int, error) { return len(b), nil }
-func (discardConn) SetReadDeadline(time.Time) error            { return nil }
+func (discardConn) SetReadDeadline(time.Time) error           { return nil }
 
 // establishedConn is a connection past its handshake, without a socket
 // or TLS: 1-RTT keys of a fixed secret, stream 0 open, the server's
