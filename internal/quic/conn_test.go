@@ -31,7 +31,7 @@ type echoServer struct {
 	all   []*quicgo.Conn
 }
 
-func newEchoServer(t *testing.T, qc *quicgo.Config) *echoServer {
+func newEchoServer(t testing.TB, qc *quicgo.Config) *echoServer {
 	t.Helper()
 	cert := testpeer.Localhost(t)
 	if qc == nil {
@@ -117,7 +117,7 @@ func (s *echoServer) serve(conn *quicgo.Conn) {
 func (s *echoServer) addr() *net.UDPAddr { return s.ln.Addr().(*net.UDPAddr) }
 
 // dial connects guise's client with profile name to addr.
-func dial(t *testing.T, name string, addr net.Addr, cert *testpeer.Cert, mod func(*Config)) (*Conn, error) {
+func dial(t testing.TB, name string, addr net.Addr, cert *testpeer.Cert, mod func(*Config)) (*Conn, error) {
 	t.Helper()
 	p, err := profile.Lookup(name)
 	if err != nil {
