@@ -171,6 +171,16 @@ func TestHandshake(t *testing.T) {
 			if u.ID() != 3 {
 				t.Errorf("server uni stream id %d, want 3", u.ID())
 			}
+			// RFC 9001 §4.9: Initial keys go with the first Handshake
+			// packet sent, Handshake keys at HANDSHAKE_DONE
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.spaces[spInitial].discarded || c.seal[spInitial] != nil {
+				t.Error("Initial keys kept after the handshake")
+			}
+			if !c.confirmed || !c.spaces[spHandshake].discarded || c.open[spHandshake] != nil {
+				t.Error("Handshake keys kept after HANDSHAKE_DONE")
+			}
 		})
 	}
 }

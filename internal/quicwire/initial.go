@@ -17,7 +17,8 @@ var initialSalt = []byte{
 
 // Keys protect the packets of one direction of one packet number space
 // with AES-128-GCM and AES header protection, as Initial packets are
-// (RFC 9001 §5). A Keys is safe for concurrent use.
+// (RFC 9001 §5). Open and Seal are safe for concurrent use; the in-place
+// methods (keys.go) are not.
 type Keys struct {
 	aead cipher.AEAD
 	iv   [12]byte
