@@ -110,6 +110,8 @@ type Conn struct {
 	nextOpen *quicwire.Keys // the 1-RTT read keys of the next phase
 	prevOpen *quicwire.Keys
 	keyPhase bool
+	// keyUpdates counts the server's key updates followed.
+	keyUpdates int
 
 	odcid, dcid, scid []byte
 	token             []byte
@@ -722,6 +724,7 @@ func (c *Conn) handleShort(b []byte, now time.Time) {
 		c.prevOpen, c.open[spApp], c.nextOpen = c.open[spApp], k, nil
 		c.seal[spApp] = c.seal[spApp].Next()
 		c.keyPhase = phase
+		c.keyUpdates++
 	}
 	if first&0x18 != 0 {
 		c.fail(ProtocolViolation, 0, "reserved bits set", nil)

@@ -243,6 +243,14 @@ func TestEcho(t *testing.T) {
 					t.Fatalf("%d bytes: %v", n, err)
 				}
 			}
+			// quic-go updates its keys after its first 100 packets;
+			// the client followed (or nothing would have decrypted since)
+			c.mu.Lock()
+			updates := c.keyUpdates
+			c.mu.Unlock()
+			if updates < 1 {
+				t.Error("no key update from the server was seen")
+			}
 			var wg sync.WaitGroup
 			errs := make(chan error, 16)
 			for i := range 16 {
