@@ -20,88 +20,107 @@ import (
 // compares what the recorder saw with the browser's recording: the
 // unidirectional streams opened, SETTINGS in order (GREASE masked), the
 // control stream's frames, and each request's field names in order,
-// pseudo-headers included. (The QUIC first flight is internal/quic's, and
-// checked there.)
+// pseudo-headers included. It runs over quic-go's client and over
+// guise's own (internal/quic), and over guise's also compares the QUIC
+// first flight's JA4 with the recording's.
 func TestH3MatchesRecordings(t *testing.T) {
-	for name, browser := range map[string]string{"chrome156-linux": "chromium-156", "firefox153-linux": "firefox-esr-153"} {
-		t.Run(name, func(t *testing.T) {
-			srv := &fingerprint.Server{}
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
+	for _, stack := range []string{"quic-go", "guise"} {
+		for name, browser := range map[string]string{"chrome156-linux": "chromium-156", "firefox153-linux": "firefox-esr-153"} {
+			t.Run(stack+"/"+name, func(t *testing.T) { h3MatchesRecording(t, stack, name, browser) })
+		}
+	}
+}
+
+func h3MatchesRecording(t *testing.T, stack, name, browser string) {
+	srv := &fingerprint.Server{}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.ListenAddr())
+	dial := func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+		c, err := quicgo.Dial(ctx, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: atoi(port)}, o.rootCAs, serverName)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	if stack == "guise" {
+		dial = func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+			return dialGuiseQUIC(ctx, "127.0.0.1:"+port, serverName, o)
+		}
+	}
+	tr := &Transport{quicDial: dial}
+	s := &Session{Profile: name, RootCAs: srv.CertPool(), Transport: tr, Protocol: HTTP3}
+	for _, r := range []*Request{{URL: "https://fp.test:" + port + "/"}, {URL: "https://fp.test:" + port + "/h3/pixel.gif", Kind: profile.Image}} {
+		r.Referrer = "https://fp.test:" + port + "/"
+		if r.Kind == 0 {
+			r.Referrer = ""
+		}
+		resp, err := s.Do(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Bytes()
+		if resp.Proto != "HTTP/3.0" {
+			t.Fatalf("proto %s", resp.Proto)
+		}
+	}
+	s.Close()
+	tr.Close()
+	srv.Close()
+	var got *fingerprint.HTTP3
+	var rec *fingerprint.ConnRecord
+	for _, r := range srv.Records() {
+		if r.Transport == fingerprint.TransportQUIC && r.Requests > 0 {
+			if got, _ = r.HTTP3(); got != nil {
+				rec = r
+				break
 			}
-			defer srv.Close()
-			_, port, _ := net.SplitHostPort(srv.ListenAddr())
-			dial := func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
-				c, err := quicgo.Dial(ctx, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: atoi(port)}, o.rootCAs, serverName)
-				if err != nil {
-					return nil, err
-				}
-				return c, nil
-			}
-			tr := &Transport{quicDial: dial}
-			s := &Session{Profile: name, RootCAs: srv.CertPool(), Transport: tr, Protocol: HTTP3}
-			for _, r := range []*Request{{URL: "https://fp.test:" + port + "/"}, {URL: "https://fp.test:" + port + "/h3/pixel.gif", Kind: profile.Image}} {
-				r.Referrer = "https://fp.test:" + port + "/"
-				if r.Kind == 0 {
-					r.Referrer = ""
-				}
-				resp, err := s.Do(context.Background(), r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Bytes()
-				if resp.Proto != "HTTP/3.0" {
-					t.Fatalf("proto %s", resp.Proto)
-				}
-			}
-			s.Close()
-			tr.Close()
-			srv.Close()
-			var got *fingerprint.HTTP3
-			for _, r := range srv.Records() {
-				if r.Transport == fingerprint.TransportQUIC && r.Requests > 0 {
-					if got, _ = r.HTTP3(); got != nil {
-						break
-					}
-				}
-			}
-			if got == nil {
-				t.Fatal("no QUIC connection recorded")
-			}
-			want := recordedH3(t, browser)
-			if g, w := uniTypes(got), uniTypes(want); !slices.Equal(g, w) {
-				t.Errorf("uni streams %v, recorded %v", g, w)
-			}
-			if g, w := settingIDs(got), settingIDs(want); !slices.Equal(g, w) {
-				t.Errorf("SETTINGS %v, recorded %v", g, w)
-			}
-			if g, w := controlFrames(got), controlFrames(want); len(g) > len(w) || !slices.Equal(g, w[:len(g)]) {
-				t.Errorf("control frames %v, recorded %v", g, w)
-			}
-			// The GREASE frame type's N: 32 bits (Chromium) or wide (Firefox).
-			wideType := func(h *fingerprint.HTTP3) bool { return uint64(h.ControlFrames[1].Type) > 0x1f*(1<<32-1)+0x21 }
-			if wideType(got) != wideType(want) {
-				t.Errorf("GREASE frame type %#x, recorded %#x", uint64(got.ControlFrames[1].Type), uint64(want.ControlFrames[1].Type))
-			}
-			for i, pu := range got.PriorityUpdates {
-				if w := want.PriorityUpdates[i]; pu != w {
-					t.Errorf("PRIORITY_UPDATE %d: %+v, recorded %+v", i, pu, w)
-				}
-			}
-			for i, q := range got.Requests {
-				g, w := fieldNames(q), fieldNames(want.Requests[i])
-				if !slices.Equal(g, w) {
-					t.Errorf("request %d field order\n got %v\nwant %v", i, g, w)
-				}
-				if g, w := q.Priority(), want.Requests[i].Priority(); g != w {
-					t.Errorf("request %d priority %q, recorded %q", i, g, w)
-				}
-				hdr := fieldsOf(q)
-				if v := hdr.Get("alt-used"); v != "" && v != "fp.test:"+port {
-					t.Errorf("alt-used %q", v)
-				}
-			}
-		})
+		}
+	}
+	if got == nil {
+		t.Fatal("no QUIC connection recorded")
+	}
+	want, wantRec := recordedH3(t, browser)
+	if stack == "guise" {
+		gf, err := rec.QUICFlight()
+		wf, err2 := wantRec.QUICFlight()
+		if err != nil || err2 != nil || gf.JA4() != wf.JA4() {
+			t.Errorf("QUIC JA4 %v (%v), recorded %v (%v)", gf.JA4(), err, wf.JA4(), err2)
+		}
+	}
+	if g, w := uniTypes(got), uniTypes(want); !slices.Equal(g, w) {
+		t.Errorf("uni streams %v, recorded %v", g, w)
+	}
+	if g, w := settingIDs(got), settingIDs(want); !slices.Equal(g, w) {
+		t.Errorf("SETTINGS %v, recorded %v", g, w)
+	}
+	if g, w := controlFrames(got), controlFrames(want); len(g) > len(w) || !slices.Equal(g, w[:len(g)]) {
+		t.Errorf("control frames %v, recorded %v", g, w)
+	}
+	// The GREASE frame type's N: 32 bits (Chromium) or wide (Firefox).
+	wideType := func(h *fingerprint.HTTP3) bool { return uint64(h.ControlFrames[1].Type) > 0x1f*(1<<32-1)+0x21 }
+	if wideType(got) != wideType(want) {
+		t.Errorf("GREASE frame type %#x, recorded %#x", uint64(got.ControlFrames[1].Type), uint64(want.ControlFrames[1].Type))
+	}
+	for i, pu := range got.PriorityUpdates {
+		if w := want.PriorityUpdates[i]; pu != w {
+			t.Errorf("PRIORITY_UPDATE %d: %+v, recorded %+v", i, pu, w)
+		}
+	}
+	for i, q := range got.Requests {
+		g, w := fieldNames(q), fieldNames(want.Requests[i])
+		if !slices.Equal(g, w) {
+			t.Errorf("request %d field order\n got %v\nwant %v", i, g, w)
+		}
+		if g, w := q.Priority(), want.Requests[i].Priority(); g != w {
+			t.Errorf("request %d priority %q, recorded %q", i, g, w)
+		}
+		hdr := fieldsOf(q)
+		if v := hdr.Get("alt-used"); v != "" && v != "fp.test:"+port {
+			t.Errorf("alt-used %q", v)
+		}
 	}
 }
 
@@ -115,7 +134,7 @@ func atoi(s string) int {
 	return n
 }
 
-func recordedH3(t *testing.T, browser string) *fingerprint.HTTP3 {
+func recordedH3(t *testing.T, browser string) (*fingerprint.HTTP3, *fingerprint.ConnRecord) {
 	b, err := os.ReadFile("fingerprint/testdata/recordings/" + browser + "-h3-01.json")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +148,7 @@ func recordedH3(t *testing.T, browser string) *fingerprint.HTTP3 {
 		t.Fatal(err)
 	}
 	slices.SortFunc(h.Requests, func(a, b fingerprint.H3Request) int { return int(a.StreamID) - int(b.StreamID) })
-	return h
+	return h, r
 }
 
 func uniTypes(h *fingerprint.HTTP3) []string {
