@@ -3,7 +3,6 @@ package guise
 import (
 	"context"
 	"errors"
-	"github.com/guise-http/guise/internal/ws"
 	"net/url"
 	"os"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
+	"github.com/guise-http/guise/internal/ws"
 )
 
 // Error is the error every Session, Transport and package-level call
