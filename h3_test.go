@@ -2,6 +2,7 @@ package guise
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -206,19 +207,24 @@ func TestH3FallbackUDPBlocked(t *testing.T) {
 			}
 		})
 	}
-	t.Run("forced", func(t *testing.T) {
-		var dials atomic.Int32
-		tr := &Transport{quicDial: quicgoDialer(&dials)}
-		defer tr.Close()
-		s := &Session{RootCAs: o.roots, Transport: tr, Protocol: HTTP3}
-		defer s.Close()
-		start := time.Now()
-		_, err := s.Get(context.Background(), "https://127.0.0.1:"+strconv.Itoa(port)+"/")
-		var te *TimeoutError
-		if !errors.As(err, &te) || time.Since(start) > 3*time.Second {
-			t.Errorf("%v after %v, want a TimeoutError", err, time.Since(start))
-		}
-	})
+	for name, dial := range map[string]quicDialer{"quic-go": quicgoDialer(new(atomic.Int32)), "guise": dialGuiseQUIC} {
+		t.Run("forced over "+name, func(t *testing.T) { forcedBlocked(t, dial, o.roots, port) })
+	}
+}
+
+// forcedBlocked: HTTP3 forced to a port whose UDP is swallowed fails with
+// a TimeoutError within quicHandshakeTimeout and a margin.
+func forcedBlocked(t *testing.T, dial quicDialer, roots *x509.CertPool, port int) {
+	tr := &Transport{quicDial: dial}
+	defer tr.Close()
+	s := &Session{RootCAs: roots, Transport: tr, Protocol: HTTP3}
+	defer s.Close()
+	start := time.Now()
+	_, err := s.Get(context.Background(), "https://127.0.0.1:"+strconv.Itoa(port)+"/")
+	var te *TimeoutError
+	if !errors.As(err, &te) || time.Since(start) > 3*time.Second {
+		t.Errorf("%v after %v, want a TimeoutError", err, time.Since(start))
+	}
 }
 
 // TestH3Forced: Protocol HTTP3 goes straight to h3 (curl's
