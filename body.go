@@ -8,6 +8,7 @@ import (
 
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 )
 
 // responseBody is Response.Body: the engine's body plus what the request's
@@ -81,8 +82,9 @@ func (b *responseBody) finish(err error) error {
 	}
 	var te *h1.TimeoutError
 	var te2 *h2.TimeoutError
+	var te3 *h3.TimeoutError
 	switch {
-	case errors.As(err, &te), errors.As(err, &te2):
+	case errors.As(err, &te), errors.As(err, &te2), errors.As(err, &te3):
 		err = &TimeoutError{Phase: PhaseBodyIdle, Err: err}
 	case b.timeout && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)):
 		err = &TimeoutError{Phase: PhaseTotal, Err: err}

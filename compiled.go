@@ -6,6 +6,7 @@ import (
 
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
 )
@@ -18,6 +19,12 @@ type compiled struct {
 	head *reqhead.Table
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
 	h2 *h2.Config
+	// h3 is the HTTP/3 engine's Config, nil for a profile without HTTP/3
+	// recordings.
+	h3 *h3.Config
+	// h3AltUsed is set when the profile's HTTP/3 header sets carry
+	// Alt-Used (Firefox), whose value is the alternative's authority.
+	h3AltUsed bool
 	// prio is the HEADERS priority per request kind.
 	prio [kindCount]h2.Priority
 }
@@ -60,7 +67,12 @@ func compile(name string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{p: p, head: head, h2: h2Config(p)}
+	c := &compiled{p: p, head: head, h2: h2Config(p), h3: h3Config(p)}
+	for _, hs := range p.Headers {
+		if hs.Proto == profile.H3 && hs.Header.Has("alt-used") {
+			c.h3AltUsed = true
+		}
+	}
 	for k := profile.Navigate; int(k) < kindCount; k++ {
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
@@ -104,6 +116,37 @@ func h2Config(p *profile.Profile) *h2.Config {
 	for _, pf := range p.HTTP2.Priorities {
 		cfg.PriorityFrames = append(cfg.PriorityFrames, h2.PriorityFrame{StreamID: pf.StreamID,
 			PriorityParam: h2.PriorityParam{StreamDep: pf.DependsOn, Exclusive: pf.Exclusive, Weight: uint8(pf.Weight - 1)}})
+	}
+	return cfg
+}
+
+// h3Config turns the profile's HTTP/3 data into the engine's Config; a
+// profile without a recorded QPACK Huffman rule takes its HPACK one.
+func h3Config(p *profile.Profile) *h3.Config {
+	if p.HTTP3 == nil {
+		return nil
+	}
+	cfg := &h3.Config{
+		GREASEFrameMaxLen: p.HTTP3.GREASEFrameMaxLen,
+		QPACKStreams:      p.HTTP3.QPACKStreams,
+		PseudoOrder:       p.HTTP3.PseudoOrder,
+		PriorityUpdate:    p.HTTP3.PriorityUpdate,
+		GREASEWideIDs:     p.HTTP3.GREASEWideIDs,
+	}
+	rule := p.HTTP3.QPACKHuffman
+	if rule == 0 {
+		rule = p.HTTP2.HPACK.Huffman
+	}
+	switch rule {
+	case profile.HuffmanNotLonger:
+		cfg.Huffman = h3.HuffmanNotLonger
+	case profile.HuffmanNever:
+		cfg.Huffman = h3.HuffmanNever
+	default:
+		cfg.Huffman = h3.HuffmanShorter
+	}
+	for _, s := range p.HTTP3.Settings {
+		cfg.Settings = append(cfg.Settings, h3.Setting{ID: s.ID, Value: s.Value, GREASE: s.GREASE})
 	}
 	return cfg
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/pool"
 	"github.com/guise-http/guise/internal/reqhead"
 	"github.com/guise-http/guise/profile"
@@ -25,7 +26,11 @@ type conn struct {
 	key pool.Key
 	h1  *h1.Conn
 	h2  *h2.ClientConn
-	req h1.Request // reused: one request at a time per HTTP/1.1 conn
+	h3  *h3.ClientConn
+	// altUsed is an HTTP/3 connection's alternative authority, for
+	// Alt-Used.
+	altUsed string
+	req     h1.Request // reused: one request at a time per HTTP/1.1 conn
 	// resp is the Response of the request in flight, made by allocResp
 	// once the engine knows the head's size; ex holds the fields guise
 	// adds to a request (Host, ...) until it is written.
@@ -52,8 +57,11 @@ type conn struct {
 }
 
 func (c *conn) Close() error {
-	if c.h2 != nil {
+	switch {
+	case c.h2 != nil:
 		return c.h2.Close()
+	case c.h3 != nil:
+		return c.h3.Close()
 	}
 	return c.h1.Close()
 }
@@ -61,11 +69,38 @@ func (c *conn) Close() error {
 // Reserve, Usable, IdleSince and Retire are what the pool asks of a shared
 // (HTTP/2) connection; it never asks them of an HTTP/1.1 one.
 
-func (c *conn) Reserve() bool { return c.h2.ReserveNewRequest() }
-func (c *conn) Usable() bool  { return c.h2.Usable() }
-func (c *conn) Retire()       { c.h2.CloseWhenIdle() }
+// An HTTP/3 connection takes requests while it can: QUIC's stream limit
+// makes a request wait inside the engine, as HTTP/2's queue does.
+
+func (c *conn) Reserve() bool {
+	if c.h3 != nil {
+		return c.h3.CanTakeNewRequest()
+	}
+	return c.h2.ReserveNewRequest()
+}
+
+func (c *conn) Usable() bool {
+	if c.h3 != nil {
+		return c.h3.CanTakeNewRequest()
+	}
+	return c.h2.Usable()
+}
+
+func (c *conn) Retire() {
+	if c.h3 != nil {
+		c.h3.CloseWhenIdle()
+		return
+	}
+	c.h2.CloseWhenIdle()
+}
 
 func (c *conn) IdleSince() (time.Time, bool) {
+	if c.h3 != nil {
+		if c.h3.ActiveStreams() > 0 {
+			return time.Time{}, false
+		}
+		return time.Unix(0, c.idleSince.Load()), true
+	}
 	if !c.h2.Idle() {
 		return time.Time{}, false
 	}

@@ -109,8 +109,10 @@
 // answer picks. HTTP1 offers http/1.1 alone, with the hello the browser
 // sends with HTTP/2 disabled (recorded: Chrome's without ALPS, Firefox's
 // otherwise unchanged), and the browser's HTTP/1.1 header sets. HTTP2 is
-// AnyProtocol without HTTP/3. HTTP3 fails with ErrProtocolUnsupported: guise
-// does not speak it yet. Connections of an HTTP1 request are never shared
+// AnyProtocol without HTTP/3. HTTP3 is HTTP/3 only; it fails with
+// ErrProtocolUnsupported until guise's own QUIC client is built in (the
+// HTTP/3 engine and the Alt-Svc race are in place: docs/DESIGN.md, "The
+// HTTP/3 layer"), and always for http:// and through a proxy. Connections of an HTTP1 request are never shared
 // with connections that offered h2, in either direction, so a Transport
 // may serve both. A redirect chain keeps its first request's Protocol.
 // Plain http:// is HTTP/1.1 whatever the Protocol.

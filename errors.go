@@ -3,7 +3,6 @@ package guise
 import (
 	"context"
 	"errors"
-	"github.com/guise-http/guise/internal/ws"
 	"net/url"
 	"os"
 	"strings"
@@ -11,8 +10,10 @@ import (
 	"github.com/guise-http/guise/internal/decode"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
+	"github.com/guise-http/guise/internal/ws"
 )
 
 // Error is the error every Session, Transport and package-level call
@@ -229,6 +230,38 @@ type (
 	// ErrCode is an HTTP/2 error code (RFC 9113 section 7); String returns
 	// its RFC name, e.g. "REFUSED_STREAM".
 	ErrCode = h2.ErrCode
+)
+
+// HTTP/3 errors (internal/h3). They are pointers: test with
+// errors.As(err, &e) where e is a *H3StreamError, and so on.
+type (
+	// H3StreamError reports an HTTP/3 request stream that was reset: by
+	// the server (Remote, with its code) or by us because of a malformed
+	// response (Cause). The connection stays usable. One with
+	// H3_REQUEST_REJECTED matches ErrH3RequestRejected.
+	H3StreamError = h3.StreamError
+	// H3ConnectionError reports an HTTP/3 connection closed with Code:
+	// by us because the server broke the protocol, or by the server
+	// (Remote).
+	H3ConnectionError = h3.ConnectionError
+	// H3GoAwayError is returned for a request an HTTP/3 server's GOAWAY
+	// excluded (StreamID and above); guise has already sent it again on a
+	// new connection when its body allowed.
+	H3GoAwayError = h3.GoAwayError
+	// H3ErrCode is an HTTP/3 or QPACK error code (RFC 9114 section 8.1,
+	// RFC 9204 section 6); String returns its name, e.g.
+	// "H3_REQUEST_REJECTED".
+	H3ErrCode = h3.ErrCode
+)
+
+var (
+	// ErrH3RequestRejected is matched by an H3StreamError with
+	// H3_REQUEST_REJECTED: the server did not process the request.
+	ErrH3RequestRejected = h3.ErrRequestRejected
+	// ErrH3DynamicTableRefused is matched by the H3ConnectionError of a
+	// response that referred to a QPACK dynamic table the profile's
+	// SETTINGS did not allow.
+	ErrH3DynamicTableRefused = h3.ErrDynamicTableRefused
 )
 
 // HTTP/2 error codes.

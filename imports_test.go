@@ -51,10 +51,12 @@ var importRules = []importRule{
 			"github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
 		std: "bufio errors io strconv sync"},
 	// QUIC and HTTP/3 wire formats: no state, no I/O.
-	{pkg: "internal/quicwire", layer: 0,
-		std: "crypto/aes crypto/cipher crypto/hkdf crypto/sha256 encoding/binary errors strconv"},
+	{pkg: "internal/quicwire", layer: 0, ext: "golang.org/x/crypto/chacha20 golang.org/x/crypto/chacha20poly1305",
+		std: "crypto/aes crypto/cipher crypto/hkdf crypto/sha256 crypto/sha512 encoding/binary errors hash strconv"},
 	{pkg: "internal/h3wire", layer: 1, mod: "internal/quicwire", ext: "github.com/quic-go/qpack",
 		std: "errors io strconv"},
+	// Alt-Svc (RFC 7838) and the broken-alternative memory: no HTTP.
+	{pkg: "internal/altsvc", layer: 0, std: "errors strconv strings sync time"},
 	{pkg: "internal/testpeer", layer: 0, denyStd: "net/http"}, // test helpers only: no non-test importer
 	{pkg: "internal/testpeer/tls13", layer: 1, mod: "internal/testpeer",
 		ext:     "github.com/andybalholm/brotli github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
@@ -80,25 +82,37 @@ var importRules = []importRule{
 		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
 			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
-	// The QUIC client's packets from profile data: no TLS (tlsfp hands it
-	// the ClientHello), no I/O yet.
-	{pkg: "internal/quic", layer: 2, mod: "profile internal/quicwire", std: "encoding/binary errors fmt io"},
+	// The HTTP/3 engine over a QUIC interface of its own: no QUIC stack, no
+	// TLS, no pool, no profile (the root turns the profile into its Config).
+	{pkg: "internal/h3", layer: 2, mod: "fields internal/quicwire internal/h3wire",
+		ext: "golang.org/x/net/http2/hpack",
+		std: "bufio context crypto/rand encoding/binary errors fmt io os slices strconv strings sync time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
 	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws internal/quicwire internal/h3wire",
 		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
 
-	// Layer 3: the public client. It reaches net/http only through nethttp.
-	{pkg: ".", layer: 3,
-		mod:     "fields profile cookie internal/decode internal/h1 internal/h2 internal/pool internal/proxy internal/reqhead internal/tlsfp internal/ws",
+	// Layer 3: the QUIC client connection: its packets from profile data,
+	// its TLS from tlsfp (never uTLS itself), one goroutine per connection.
+	{pkg: "internal/quic", layer: 3, mod: "profile internal/quicwire internal/tlsfp",
+		std: "bytes context crypto/rand encoding/binary errors fmt io net net/netip os sort strconv sync time"},
+
+	// Layer 4: the public client. It reaches net/http only through nethttp.
+	{pkg: ".", layer: 4,
+		mod:     "fields profile cookie internal/altsvc internal/decode internal/h1 internal/h2 internal/h3 internal/pool internal/proxy internal/quic internal/reqhead internal/tlsfp internal/ws",
 		ext:     "golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
 
-	// Layer 4: adapters and the command.
-	{pkg: "nethttp", layer: 4, mod: ". fields"},
+	// quic-go as internal/h3's QUIC and its HTTP/3 server: tests only (the
+	// testpeer rule keeps it out of every non-test importer).
+	{pkg: "internal/testpeer/quicgo", layer: 3, mod: "internal/h3 internal/testpeer",
+		ext: "github.com/quic-go/quic-go github.com/quic-go/quic-go/http3"},
+
+	// Layer 5: adapters and the command.
+	{pkg: "nethttp", layer: 5, mod: ". fields"},
 	// The C ABI (go build -buildmode=c-shared ./ffi) under bindings/.
-	{pkg: "ffi", layer: 4, mod: ". cookie profile", denyStd: "net/http"},
-	{pkg: "cmd/guise", layer: 4, mod: ". cookie fields fingerprint profile",
+	{pkg: "ffi", layer: 5, mod: ". cookie profile", denyStd: "net/http"},
+	{pkg: "cmd/guise", layer: 5, mod: ". cookie fields fingerprint profile",
 		ext: "github.com/schollz/progressbar/v3 github.com/spf13/cobra golang.org/x/term"},
 }
 
@@ -112,7 +126,7 @@ var stdDenied = map[string]string{
 var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/hpack golang.org/x/net/publicsuffix " +
 	"github.com/mccutchen/go-httpbin/v2/httpbin github.com/andybalholm/brotli github.com/klauspost/compress/zstd " +
 	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
-	"github.com/quic-go/qpack github.com/quic-go/quic-go/http3 " +
+	"github.com/quic-go/qpack github.com/quic-go/quic-go github.com/quic-go/quic-go/http3 " + // quic-go: the independent QUIC and HTTP/3 peers of internal/quic's and internal/h3's tests
 	"github.com/coder/websocket" // an independent WebSocket server for the WebSocket tests
 
 const utls = "github.com/refraction-networking/utls"

@@ -15,8 +15,11 @@ type Protocol uint8
 
 // Protocols.
 const (
-	// AnyProtocol is as the browser: HTTP/2 or HTTP/1.1 as ALPN picks
-	// (HTTP/3 from Alt-Svc, once guise speaks it).
+	// AnyProtocol is as the browser: HTTP/2 or HTTP/1.1 as ALPN picks,
+	// and HTTP/3 for an origin whose Alt-Svc offered h3 to a Session of
+	// the same Transport, racing QUIC against TCP and falling back to TCP
+	// without an error when QUIC fails (once guise's QUIC client is built
+	// in; until then, never HTTP/3).
 	AnyProtocol Protocol = iota
 	// HTTP1 is HTTP/1.1 only: the ClientHello offers only http/1.1, as
 	// the browser's does with HTTP/2 disabled (for Chrome, also without
@@ -24,8 +27,11 @@ const (
 	HTTP1
 	// HTTP2 is HTTP/2 or HTTP/1.1 as ALPN picks, never HTTP/3.
 	HTTP2
-	// HTTP3 is HTTP/3 only. guise does not speak HTTP/3 yet: such a
-	// request fails with ErrProtocolUnsupported before anything is sent.
+	// HTTP3 is HTTP/3 only, without Alt-Svc and without falling back
+	// (curl's --http3-only). It fails with ErrProtocolUnsupported before
+	// anything is sent for http:// URLs, through a proxy (browsers send
+	// no HTTP/3 through HTTP or SOCKS proxies), and while guise's own
+	// QUIC client is not built in.
 	HTTP3
 )
 
@@ -44,15 +50,14 @@ func (p Protocol) String() string {
 var alpnHTTP1 = []string{"http/1.1"}
 
 // resolveProtocol is the protocol a request runs with: the Request's,
-// unless AnyProtocol, else the Session's. HTTP3, and any value without a
-// name, fails with ErrProtocolUnsupported before anything is sent.
+// unless AnyProtocol, else the Session's. A value without a name fails
+// with ErrProtocolUnsupported before anything is sent; HTTP3 is checked
+// against the route by the Transport (h3Route).
 func resolveProtocol(req, session Protocol) (Protocol, error) {
 	p := pick(req, session)
 	switch p {
-	case AnyProtocol, HTTP1, HTTP2:
+	case AnyProtocol, HTTP1, HTTP2, HTTP3:
 		return p, nil
-	case HTTP3:
-		return p, fmt.Errorf("%w: %v (HTTP/3 is not implemented yet)", ErrProtocolUnsupported, p)
 	}
 	return p, fmt.Errorf("%w: Protocol(%d)", ErrProtocolUnsupported, uint8(p))
 }

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/altsvc"
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
+	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/pool"
 	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
@@ -28,6 +30,11 @@ import (
 // holds connections, never cookies: each Session keeps its own jar. A
 // connection is shared only by requests whose origin, proxy (and its
 // credentials), profile and TLS options are all equal.
+//
+// A Transport also remembers the HTTP/3 alternatives origins advertise in
+// Alt-Svc, and the ones that failed, for the Sessions that use it (once
+// guise's QUIC client is built in: see Protocol). Isolated calls remember
+// none.
 //
 // The zero value is ready to use. Fields are read at first use and must not
 // change afterwards. A Transport is safe for concurrent use. Close releases
@@ -72,6 +79,10 @@ type Transport struct {
 	// It receives the host:port of the origin (or proxy).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
+	// quicDial replaces dialQUIC: a test seam only (tests point it at
+	// quic-go's client, which production never uses).
+	quicDial quicDialer
+
 	once  sync.Once
 	state *transportState
 }
@@ -96,6 +107,16 @@ type transportState struct {
 	headTO time.Duration
 	bodyTO time.Duration
 	closed sync.Once
+
+	// quic dials HTTP/3 (dialQUIC or the test's); nil: no HTTP/3.
+	quic quicDialer
+	// alt is the origins' Alt-Svc memory, for the Sessions of this
+	// Transport (isolated calls keep none).
+	alt altsvc.Cache
+	// h3Works and h3RTT: a QUIC handshake succeeded on this Transport, and
+	// how long the last one took (ns), for the TCP delay of a race.
+	h3Works atomic.Bool
+	h3RTT   atomic.Int64
 }
 
 func (t *Transport) init() *transportState {
@@ -117,6 +138,10 @@ func (t *Transport) init() *transportState {
 		st.tlsTO = orDefault(t.TLSHandshakeTimeout, 10*time.Second)
 		st.headTO = t.ResponseHeaderTimeout
 		st.bodyTO = t.BodyIdleTimeout
+		st.quic = dialQUIC
+		if t.quicDial != nil {
+			st.quic = t.quicDial
+		}
 		t.state = st
 		runtime.AddCleanup(t, func(st *transportState) { st.close() }, st)
 	})
@@ -166,8 +191,8 @@ type options struct {
 	// proxyEnv: proxy came from the environment (ProxyFromEnvironment),
 	// which names it per URL, so each redirect hop looks it up again.
 	proxyEnv bool
-	// protocol limits the HTTP versions (see protocol.go); never HTTP3,
-	// which resolveProtocol refuses.
+	// protocol limits the HTTP versions (see protocol.go); HTTP3 only
+	// where the Transport can dial QUIC (h3Route).
 	protocol Protocol
 }
 
@@ -234,7 +259,17 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	if trace != nil && trace.GetConn != nil {
 		trace.GetConn(u.addr)
 	}
-	c, g, err := st.getConn(ctx, key, o, trace, tm.Start, fresh)
+	alt, useH3, forced, err := st.h3Route(u, o)
+	if err != nil {
+		return nil, err
+	}
+	var c *conn
+	var g grant
+	if useH3 {
+		c, g, err = st.getConnH3(ctx, key, o, trace, tm.Start, fresh, u, alt, forced)
+	} else {
+		c, g, err = st.getConn(ctx, key, o, trace, tm.Start, fresh)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -247,10 +282,25 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	}
 	var resp *Response
 	var head time.Duration
-	if c.h2 != nil {
+	switch {
+	case c.h3 != nil:
+		resp, err = c.roundTripH3(ctx, req, u, b, o, x)
+		head = time.Since(tm.Start)
+		if err != nil {
+			if ctx.Err() == nil && h3.CanRetry(err) {
+				// Through the pool again: it retires this connection if
+				// it no longer takes requests.
+				return nil, &unprocessedError{err: classify(ctx, err)}
+			}
+			return nil, classify(ctx, err)
+		}
+		resp.Timings = tm
+		resp.gotHead(trace, head)
+		return resp, nil
+	case c.h2 != nil:
 		resp, err = c.roundTripH2(ctx, req, u, b, o, x, g.reserved)
 		head = time.Since(tm.Start)
-	} else {
+	default:
 		resp, head, err = c.roundTripH1(ctx, req, u, b, o, x, tm.Start)
 	}
 	if err != nil {
@@ -272,6 +322,9 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	}
 	resp.Timings = tm
 	resp.gotHead(trace, head)
+	if st.quic != nil {
+		st.rememberAltSvc(u, o, resp.Header)
+	}
 	return resp, nil
 }
 
@@ -320,6 +373,7 @@ func validHeader(h Header, proxyAuth bool) error {
 func classify(ctx context.Context, err error) error {
 	var te *h1.TimeoutError
 	var te2 *h2.TimeoutError
+	var te3 *h3.TimeoutError
 	switch {
 	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -334,8 +388,14 @@ func classify(ctx context.Context, err error) error {
 		// timed out (the head's wait, or the connection's ping) kept
 		// the head from coming; the body's are responseBody.finish's.
 		return &TimeoutError{Phase: PhaseHead, Err: err}
-	case errors.Is(err, h2.ErrRefusedToSend):
+	case errors.As(err, &te3):
+		return &TimeoutError{Phase: PhaseHead, Err: err}
+	case errors.Is(err, h2.ErrRefusedToSend), errors.Is(err, h3.ErrRefusedToSend):
 		return &sameAs{err, ErrRefusedToSend}
+	case errors.Is(err, h3.ErrFieldSectionTooLarge):
+		return &sameAs{err, ErrHeaderTooLarge}
+	case errors.Is(err, h3.ErrTooMany1xx):
+		return &sameAs{err, ErrTooMany1xx}
 	case errors.Is(err, h2.ErrHeaderListTooLarge):
 		return &sameAs{err, ErrHeaderTooLarge}
 	case errors.Is(err, h2.ErrTooMany1xx):

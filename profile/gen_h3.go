@@ -16,6 +16,7 @@ import (
 	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/guise-http/guise/profile"
+	"golang.org/x/net/http2/hpack"
 )
 
 // h3Dir holds the HTTP/3 recordings: three QUIC connections per browser,
@@ -28,6 +29,7 @@ type h3Recording struct {
 	path   string
 	flight *fingerprint.QUICFlight
 	http3  *fingerprint.HTTP3
+	rec    *fingerprint.ConnRecord
 }
 
 func readH3(browser string) []h3Recording {
@@ -53,7 +55,7 @@ func readH3(browser string) []h3Recording {
 		if err != nil {
 			log.Fatalf("%s: http3: %v", p, err)
 		}
-		out = append(out, h3Recording{path: p, flight: fl, http3: h})
+		out = append(out, h3Recording{path: p, flight: fl, http3: h, rec: r})
 	}
 	return out
 }
@@ -373,7 +375,168 @@ func http3From(browser string, recs []h3Recording, rules h3Rules) *profile.HTTP3
 			h.PseudoOrder = append(h.PseudoOrder, f.Name)
 		}
 	}
+	h.QPACKHuffman = qpackHuffman(browser, recs)
+	h.GREASEWideIDs = greaseWide(browser, recs)
 	return h
+}
+
+// greaseWide reports whether the recorded reserved ids (GREASE settings
+// and frame types) need an N wider than 32 bits: all of them or none
+// must, or the generator fails.
+func greaseWide(browser string, recs []h3Recording) bool {
+	const narrowMax = 0x1f*(1<<32-1) + 0x21
+	wide, narrow := 0, 0
+	count := func(id uint64) {
+		if id > narrowMax {
+			wide++
+		} else {
+			narrow++
+		}
+	}
+	for _, r := range recs {
+		for _, s := range r.http3.Settings {
+			if h3wire.IsGREASE(uint64(s.ID)) && slices.ContainsFunc(recs, func(o h3Recording) bool {
+				return !slices.ContainsFunc(o.http3.Settings, func(x h3wire.Setting) bool { return x.ID == s.ID })
+			}) {
+				count(uint64(s.ID)) // drawn per connection, not a fixed reserved id
+			}
+		}
+		for _, f := range r.http3.ControlFrames {
+			if h3wire.IsGREASE(uint64(f.Type)) {
+				count(uint64(f.Type))
+			}
+		}
+	}
+	if wide > 0 && narrow > 0 || wide+narrow < 3 {
+		log.Fatalf("%s: reserved ids: %d wide, %d narrow: no rule fits", browser, wide, narrow)
+	}
+	return wide > 0
+}
+
+// qpackHuffman reads the Huffman rule of the browser's QPACK encoder from
+// every recorded HEADERS literal: a string sent raw although Huffman
+// would be as long says "shorter"; one Huffman-coded at the same length
+// says "not longer"; a string sent raw that Huffman would shorten, or
+// coded longer, fits neither rule and fails.
+func qpackHuffman(browser string, recs []h3Recording) profile.HuffmanRule {
+	var rule profile.HuffmanRule
+	for _, r := range recs {
+		for _, s := range r.rec.QUIC.Streams {
+			if s.ID%4 != 0 {
+				continue
+			}
+			f, err := h3wire.ParseFrame(s.Data)
+			if err != nil || f.Type != h3wire.FrameHeaders {
+				log.Fatalf("%s: stream %d: no HEADERS (%v)", r.path, s.ID, err)
+			}
+			for _, l := range qpackLiterals(f.Payload) {
+				var plain string
+				if l.huffman {
+					d, err := hpack.HuffmanDecodeToString(l.raw)
+					if err != nil {
+						log.Fatalf("%s: stream %d: %v", r.path, s.ID, err)
+					}
+					plain = d
+				} else {
+					plain = string(l.raw)
+				}
+				hl := int(hpack.HuffmanEncodeLength(plain))
+				var saw profile.HuffmanRule
+				switch {
+				case !l.huffman && hl < len(plain), l.huffman && hl > len(plain):
+					log.Fatalf("%s: stream %d: %q coded huffman=%v at %d bytes against %d: no rule fits", r.path, s.ID, plain, l.huffman, hl, len(plain))
+				case !l.huffman && hl == len(plain):
+					saw = profile.HuffmanShorter
+				case l.huffman && hl == len(plain):
+					saw = profile.HuffmanNotLonger
+				default:
+					continue // both rules agree
+				}
+				if rule != 0 && rule != saw {
+					log.Fatalf("%s: stream %d: %q says %v, earlier strings %v", r.path, s.ID, plain, saw, rule)
+				}
+				rule = saw
+			}
+		}
+	}
+	if rule == 0 {
+		log.Fatalf("%s: no recorded string tells the QPACK Huffman rule", browser)
+	}
+	return rule
+}
+
+// qpackLiteral is one string literal of a field section, as sent.
+type qpackLiteral struct {
+	huffman bool
+	raw     []byte
+}
+
+// qpackLiterals returns the string literals of a static-only field
+// section (RFC 9204 §4.5), names and values.
+func qpackLiterals(b []byte) []qpackLiteral {
+	var out []qpackLiteral
+	str := func(bits uint) bool {
+		if len(b) == 0 {
+			return false
+		}
+		h := b[0]&(1<<bits) != 0
+		n, k := qpackInt(b, bits)
+		if k == 0 || k+n > len(b) {
+			return false
+		}
+		out = append(out, qpackLiteral{h, b[k : k+n]})
+		b = b[k+n:]
+		return true
+	}
+	_, k := qpackInt(b, 8)
+	if k == 0 || k >= len(b) {
+		return nil
+	}
+	b = b[k:]
+	_, k = qpackInt(b, 7)
+	b = b[k:]
+	for len(b) > 0 && k > 0 {
+		c := b[0]
+		switch {
+		case c&0x80 != 0: // indexed
+			_, k = qpackInt(b, 6)
+			b = b[k:]
+		case c&0x40 != 0: // literal with name reference
+			_, k = qpackInt(b, 4)
+			b = b[k:]
+			if !str(7) {
+				return out
+			}
+		case c&0x20 != 0: // literal with literal name
+			if !str(3) || !str(7) {
+				return out
+			}
+		default:
+			log.Fatalf("qpack: a dynamic-table line (%#x) in a recorded section", c)
+		}
+	}
+	return out
+}
+
+// qpackInt reads a prefixed integer; k is 0 when b is too short.
+func qpackInt(b []byte, bits uint) (v, k int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	mask := 1<<bits - 1
+	v = int(b[0]) & mask
+	if v < mask {
+		return v, 1
+	}
+	shift := 0
+	for i := 1; i < len(b) && shift < 28; i++ {
+		v += int(b[i]&0x7f) << shift
+		shift += 7
+		if b[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
 }
 
 // h3Sets turns one recording's requests into h3 header sets, the first of

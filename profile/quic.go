@@ -97,6 +97,17 @@ type HTTP3 struct {
 	// value is the request's priority field (Chromium), besides the
 	// priority header.
 	PriorityUpdate bool
+	// QPACKHuffman says when the browser's QPACK encoder Huffman-codes a
+	// string literal, read from the recorded HEADERS (Chromium sends "?0"
+	// raw, whose Huffman form is as long: HuffmanShorter; Firefox codes
+	// "u=4" at the same length: HuffmanNotLonger). Zero means not
+	// recorded.
+	QPACKHuffman HuffmanRule
+	// GREASEWideIDs reports that the browser draws the N of its reserved
+	// ids (0x1f*N+0x21, GREASE settings and frame types) over the whole
+	// varint range (neqo: recorded frame types near 2^60), rather than
+	// from 32 bits (quiche: every recorded id below 0x1f*2^32).
+	GREASEWideIDs bool
 }
 
 func (q *QUIC) clone() *QUIC {
@@ -270,6 +281,9 @@ func (h *HTTP3) validate() error {
 	if h.GREASEFrameMaxLen < 0 || h.GREASEFrameMaxLen > 256 {
 		return perr("http3.grease_frame_max_len", "%d out of range 0..256", h.GREASEFrameMaxLen)
 	}
+	if int(h.QPACKHuffman) >= len(huffmanNames) {
+		return perr("http3.qpack_huffman", "invalid rule (%d)", h.QPACKHuffman)
+	}
 	return checkPseudoOrder("http3.pseudo_order", h.PseudoOrder)
 }
 
@@ -365,6 +379,8 @@ type wireHTTP3 struct {
 	QPACKStreams      bool            `json:"qpack_streams"`
 	PseudoOrder       []string        `json:"pseudo_order"`
 	PriorityUpdate    bool            `json:"priority_update"`
+	QPACKHuffman      HuffmanRule     `json:"qpack_huffman,omitempty"`
+	GREASEWideIDs     bool            `json:"grease_wide_ids,omitempty"`
 }
 
 func quicToWire(q *QUIC) *wireQUIC {
@@ -413,7 +429,8 @@ func http3ToWire(h *HTTP3) *wireHTTP3 {
 	if h == nil {
 		return nil
 	}
-	w := &wireHTTP3{GREASEFrameMaxLen: h.GREASEFrameMaxLen, QPACKStreams: h.QPACKStreams, PseudoOrder: h.PseudoOrder, PriorityUpdate: h.PriorityUpdate}
+	w := &wireHTTP3{GREASEFrameMaxLen: h.GREASEFrameMaxLen, QPACKStreams: h.QPACKStreams, PseudoOrder: h.PseudoOrder, PriorityUpdate: h.PriorityUpdate,
+		QPACKHuffman: h.QPACKHuffman, GREASEWideIDs: h.GREASEWideIDs}
 	for _, s := range h.Settings {
 		w.Settings = append(w.Settings, wireH3Setting(s))
 	}
@@ -424,7 +441,8 @@ func http3FromWire(w *wireHTTP3) *HTTP3 {
 	if w == nil {
 		return nil
 	}
-	h := &HTTP3{GREASEFrameMaxLen: w.GREASEFrameMaxLen, QPACKStreams: w.QPACKStreams, PseudoOrder: nilIfEmpty(w.PseudoOrder), PriorityUpdate: w.PriorityUpdate}
+	h := &HTTP3{GREASEFrameMaxLen: w.GREASEFrameMaxLen, QPACKStreams: w.QPACKStreams, PseudoOrder: nilIfEmpty(w.PseudoOrder), PriorityUpdate: w.PriorityUpdate,
+		QPACKHuffman: w.QPACKHuffman, GREASEWideIDs: w.GREASEWideIDs}
 	for _, s := range w.Settings {
 		h.Settings = append(h.Settings, H3Setting(s))
 	}

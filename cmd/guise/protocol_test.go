@@ -64,4 +64,21 @@ func TestGetProtocolFlags(t *testing.T) {
 	if _, _, code := get(t, "--http1.1", "--http2", "--cacert", ca, ts.URL+"/"); code == 0 {
 		t.Errorf("--http1.1 with --http2: exit %d, want a usage error", code)
 	}
+	if _, _, code := get(t, "--http3", "--http2", "--cacert", ca, ts.URL+"/"); code == 0 {
+		t.Errorf("--http3 with --http2: exit %d, want a usage error", code)
+	}
+	// Until guise's QUIC client is built in, --http3 fails before anything
+	// is sent, with curl's unsupported-protocol exit code, and offers no
+	// TCP hello.
+	mu.Lock()
+	offered = nil
+	mu.Unlock()
+	if _, errOut, code := get(t, "--http3", "--cacert", ca, ts.URL+"/"); code != exitUnsupported || !strings.Contains(errOut, "h3") {
+		t.Errorf("--http3: exit %d, stderr %q, want %d", code, errOut, exitUnsupported)
+	}
+	mu.Lock()
+	if len(offered) != 0 {
+		t.Errorf("--http3 sent %d TCP hellos", len(offered))
+	}
+	mu.Unlock()
 }

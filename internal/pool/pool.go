@@ -37,6 +37,9 @@ type Key struct {
 	// in their ClientHello: they are never shared, so the key's first
 	// dial does not make the others wait to learn the protocol.
 	HTTP1Only bool
+	// HTTP3 marks a key whose connections are HTTP/3 over QUIC, kept apart
+	// from the origin's TCP ones; they are shared.
+	HTTP3 bool
 }
 
 // ErrClosed is returned by Get after Close.

@@ -1,12 +1,46 @@
-// Package quic builds guise's QUIC client connection as a browser's QUIC
-// stack does, from the profile's recorded data (profile.QUIC). It holds
-// the first flight today: the connection IDs, the transport parameters
-// and the Initial datagrams that carry the ClientHello, laid out as
-// Chromium's quiche or Firefox's neqo lays them out and sealed with the
-// Initial keys (internal/quicwire). Loss recovery, the Handshake and 1-RTT
-// spaces, streams and HTTP/3 are not written yet: this is not a client.
+// Package quic is guise's QUIC client connection, built as a browser's
+// QUIC stack builds its connections from the profile's recorded data
+// (profile.QUIC): the first flight (connection IDs, transport parameters,
+// the Initial datagrams laid out as Chromium's quiche or Firefox's neqo
+// lays them out), then the handshake, streams, flow control and loss
+// recovery of RFC 9000, 9001 and 9002, for HTTP/3 above it.
 //
-// Every random choice comes from an injected io.Reader, so that tests are
-// deterministic. The TLS handshake itself is internal/tlsfp's (the only
-// uTLS importer); this package never imports uTLS.
+// Dial sends the first flight that Flight builds (its bytes are what
+// TestFirstFlightMatchesRecordings checks) and runs the handshake to
+// completion; OpenStream, OpenUniStream and AcceptUniStream give the
+// streams HTTP/3 needs. Every random choice comes from Config.Rand. The
+// TLS handshake is internal/tlsfp's (the only uTLS importer), driven by
+// its QUIC events: secrets become packet protection keys (internal/
+// quicwire), CRYPTO data flows both ways per level.
+//
+// # Concurrency
+//
+// A Conn has one lock (Conn.mu) over all of its state and one goroutine,
+// run, which reads the PacketConn and runs the timers: it blocks in
+// ReadFrom with the socket's read deadline set to the earliest timer
+// (ACK delay, loss time or PTO, idle timeout), so a timer firing is a
+// read that times out. Packets are processed under the lock.
+//
+// Application calls (Write, Read, Close, CancelRead, CancelWrite, the
+// stream openers) take the lock, change the state and send what there is
+// to send from the caller's goroutine, without a hand-off to run; when
+// that moves a timer earlier, the caller resets the read deadline (also
+// under the lock, so the loop and a caller never race on it). Waiting
+// (Read with nothing buffered, Write with a full buffer, OpenStream at
+// the server's stream limit) is on a per-stream or per-connection channel
+// of one slot, signalled under the lock, with the stream's deadline and
+// the connection's done channel. Closing sets the read deadline in the
+// past so that run wakes and returns; CloseWithError waits for it.
+//
+// The Conn never closes the PacketConn, which must serve this connection
+// alone; the caller closes it after Done.
+//
+// # Not done
+//
+// No 0-RTT or session resumption (tlsfp's QUIC client resumes nothing),
+// no connection migration or path validation beyond answering
+// PATH_CHALLENGE, no pacing, no ECN, no persistent congestion detection,
+// no key update initiated by the client (the server's are followed),
+// server-initiated bidirectional streams are refused by dropping their
+// data (HTTP/3 servers open none), DATAGRAM frames are dropped.
 package quic

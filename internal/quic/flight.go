@@ -18,6 +18,10 @@ type Flight struct {
 	// Datagrams are the UDP payloads in sending order, each
 	// profile.QUIC.DatagramSize bytes.
 	Datagrams [][]byte
+
+	// ranges are the hello's [from, to) byte ranges each datagram's
+	// packet carries, for its retransmission.
+	ranges [][][2]int
 }
 
 // Start draws a connection's connection IDs and first packet number by
@@ -80,7 +84,15 @@ func (f *Flight) Build(q *profile.QUIC, hello []byte, r io.Reader) error {
 	}
 	keys := quicwire.ClientInitialKeys(f.DCID)
 	f.Datagrams = f.Datagrams[:0]
+	f.ranges = f.ranges[:0]
 	for i, fr := range pkts {
+		var rs [][2]int
+		for _, x := range fr {
+			if x.kind == kindCrypto {
+				rs = append(rs, [2]int{x.off, x.off + x.n})
+			}
+		}
+		f.ranges = append(f.ranges, rs)
 		pn := f.FirstPacketNumber + uint64(i)
 		pnLen := f.pnLen(q, i)
 		var payload []byte

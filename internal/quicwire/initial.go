@@ -6,6 +6,7 @@ import (
 	"crypto/hkdf"
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
 )
 
 // initialSalt is QUIC version 1's initial salt (RFC 9001 §5.2).
@@ -16,11 +17,21 @@ var initialSalt = []byte{
 
 // Keys protect the packets of one direction of one packet number space
 // with AES-128-GCM and AES header protection, as Initial packets are
-// (RFC 9001 §5). A Keys is safe for concurrent use.
+// (RFC 9001 §5). Open and Seal are safe for concurrent use; the in-place
+// methods (keys.go) are not.
 type Keys struct {
 	aead cipher.AEAD
 	iv   [12]byte
 	hp   cipher.Block
+	hpx  headerProtector
+
+	// suite, hash and secret make the next key phase's keys.
+	suite  uint16
+	hash   func() hash.Hash
+	secret []byte
+	// scratch of the in-place methods
+	nonceBuf [12]byte
+	maskBuf  [16]byte
 }
 
 // ClientInitialKeys returns the keys of the client's Initial packets on a
@@ -38,13 +49,14 @@ func initialKeys(dcid []byte, label string) *Keys {
 		panic("quicwire: hkdf extract: " + err.Error()) // never: sha256 accepts any input
 	}
 	secret := expandLabel(initial, label, sha256.Size)
-	k := &Keys{}
+	k := &Keys{suite: SuiteAES128GCMSHA256, hash: sha256.New, secret: secret}
 	key := expandLabel(secret, "quic key", 16)
 	copy(k.iv[:], expandLabel(secret, "quic iv", 12))
 	hp := expandLabel(secret, "quic hp", 16)
 	block, _ := aes.NewCipher(key) // a 16-byte key never fails
 	k.aead, _ = cipher.NewGCM(block)
 	k.hp, _ = aes.NewCipher(hp)
+	k.hpx = aesHP{k.hp}
 	return k
 }
 

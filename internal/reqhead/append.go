@@ -12,8 +12,8 @@ import (
 // Request describes the request whose header Append assembles. Append
 // only reads it; the slices stay the caller's.
 type Request struct {
-	// Proto is the protocol the request goes over: profile.HTTP1 or
-	// profile.H2.
+	// Proto is the protocol the request goes over: profile.HTTP1,
+	// profile.H2 or profile.H3 (assembled as H2's: lower-case names).
 	Proto profile.Proto
 	// Kind is the request kind; 0 means profile.Navigate.
 	Kind profile.RequestKind
@@ -90,7 +90,7 @@ func (t *Table) Append(dst fields.Header, r *Request) (fields.Header, error) {
 		kind = profile.Navigate
 	}
 	proto := protoIndex(r.Proto)
-	if r.Proto != profile.H2 && r.Proto != profile.HTTP1 || int(kind) >= kindCount || !t.plain[proto][kind].present {
+	if r.Proto != profile.H2 && r.Proto != profile.HTTP1 && r.Proto != profile.H3 || int(kind) >= kindCount || !t.plain[proto][kind].present {
 		return dst, fmt.Errorf("reqhead: profile %s has no %v headers for %s requests", t.name, r.Proto, kind)
 	}
 	length := r.length()
@@ -109,7 +109,7 @@ func (t *Table) Append(dst fields.Header, r *Request) (fields.Header, error) {
 		cl = "0"
 	}
 	slot := cl != "" && index(tpl, "content-length") >= 0 // a place for cl
-	if proto == protoH2 && cl != "" && !user.Has("content-length") && !slot {
+	if proto != protoH1 && cl != "" && !user.Has("content-length") && !slot {
 		dst = append(dst, fields.Field{Name: "content-length", Value: cl})
 	}
 	for i, d := range tpl {
@@ -117,7 +117,7 @@ func (t *Table) Append(dst fields.Header, r *Request) (fields.Header, error) {
 			if j := index(user, d.Name); j >= 0 {
 				for _, u := range user[j:] {
 					if fields.EqualFold(u.Name, d.Name) {
-						if proto == protoH2 {
+						if proto != protoH1 {
 							u.Name = d.Name // lower case already: h2Fields need not copy
 						}
 						dst = append(dst, u)
@@ -166,7 +166,7 @@ func (t *Table) Append(dst fields.Header, r *Request) (fields.Header, error) {
 		// Content-Length of a body (it adds none when there is no body).
 		dst = append(dst, fields.Field{Name: "Content-Length", Value: "0"})
 	}
-	if proto == protoH2 {
+	if proto != protoH1 {
 		dst = h2Fields(dst, tail)
 	}
 	return dst, nil

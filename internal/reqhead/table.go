@@ -13,6 +13,8 @@ const kindCount = int(profile.Image) + 1
 const (
 	protoH1 = 0
 	protoH2 = 1
+	protoH3 = 2 // as HTTP/2: lower-case names, no connection-specific fields
+	nProto  = 3
 )
 
 // maxFields bounds a header set: a template's field marks are bits of a
@@ -27,13 +29,13 @@ type Table struct {
 	name string
 	// plain holds the header set per protocol and kind for a request
 	// without a body.
-	plain [2][kindCount]template
+	plain [nProto][kindCount]template
 	// body holds, where the profile has one, the set per protocol and kind
 	// for a request with a body (profile.HeaderSet.Body).
-	body [2][kindCount]template
+	body [nProto][kindCount]template
 	// redirect holds, where the profile has one, the set per protocol for
 	// a navigation that follows a redirect (profile.HeaderSet.Redirect).
-	redirect [2]template
+	redirect [nProto]template
 }
 
 // template is a header set in the form Append sends it. A field whose
@@ -58,7 +60,7 @@ type template struct {
 func New(p *profile.Profile) (*Table, error) {
 	t := &Table{name: p.Name}
 	for k := profile.Navigate; int(k) < kindCount; k++ {
-		for _, proto := range [...]profile.Proto{profile.HTTP1, profile.H2} {
+		for _, proto := range [...]profile.Proto{profile.HTTP1, profile.H2, profile.H3} {
 			i := protoIndex(proto)
 			var err error
 			if t.plain[i][k], err = prepare(p, p.HeaderSet(k, proto)); err != nil {
@@ -93,7 +95,7 @@ func prepare(p *profile.Profile, hs *profile.HeaderSet) (template, error) {
 	}
 	t := template{present: true}
 	for _, f := range hs.Header {
-		if hs.Proto == profile.H2 {
+		if hs.Proto == profile.H2 || hs.Proto == profile.H3 {
 			f.Name = lower(f.Name)
 			if forbiddenH2(f.Name) {
 				continue
@@ -146,8 +148,11 @@ func (t *Table) UserAgent() string {
 }
 
 func protoIndex(p profile.Proto) int {
-	if p == profile.H2 {
+	switch p {
+	case profile.H2:
 		return protoH2
+	case profile.H3:
+		return protoH3
 	}
 	return protoH1
 }

@@ -1,0 +1,392 @@
+package guise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http/httptrace"
+	"time"
+
+	"github.com/guise-http/guise/fields"
+	"github.com/guise-http/guise/internal/altsvc"
+	"github.com/guise-http/guise/internal/h3"
+	"github.com/guise-http/guise/internal/pool"
+	"github.com/guise-http/guise/internal/reqhead"
+	"github.com/guise-http/guise/profile"
+)
+
+// quicDialer opens a QUIC connection with ALPN h3 to addr (host:port),
+// for serverName, with o's profile (its QUIC first flight) and o's
+// certificate verification. It returns once the handshake is done.
+type quicDialer func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error)
+
+// dialQUIC is guise's QUIC client, nil until internal/quic can dial: then
+// HTTP/3 is ErrProtocolUnsupported and Alt-Svc is not remembered. The
+// lead points it at internal/quic's Dial (through an adapter to h3.Conn)
+// when that lands. quic-go's client must never go here: its ClientHello
+// is Go's, not the browser's.
+var dialQUIC quicDialer
+
+// quicHandshakeTimeout bounds a QUIC handshake: past it (UDP blocked,
+// say) the alternative is marked broken. A variable for tests.
+var quicHandshakeTimeout = 10 * time.Second
+
+// maxTCPDelay bounds how long TCP waits for QUIC once QUIC is known to
+// work.
+const maxTCPDelay = 300 * time.Millisecond
+
+// h3Route says whether the request to u goes to HTTP/3: forced (Protocol
+// HTTP3), or an h3 alternative the Transport remembers for the origin
+// (AnyProtocol, pooled, direct). It refuses HTTP3 where it cannot be had.
+func (st *transportState) h3Route(u *parsedURL, o *options) (alt altsvc.Alternative, use, forced bool, err error) {
+	if o.protocol == HTTP3 {
+		switch {
+		case st.quic == nil:
+			return alt, false, false, fmt.Errorf("%w: %v (guise's QUIC client is not built in yet)", ErrProtocolUnsupported, HTTP3)
+		case u.scheme != "https":
+			return alt, false, false, fmt.Errorf("%w: %v over http://", ErrProtocolUnsupported, HTTP3)
+		case o.proxy != nil:
+			// Browsers send no HTTP/3 through HTTP or SOCKS proxies.
+			return alt, false, false, fmt.Errorf("%w: %v through a proxy", ErrProtocolUnsupported, HTTP3)
+		case o.profile.h3 == nil:
+			return alt, false, false, fmt.Errorf("%w: %v: profile %s has no HTTP/3 recording", ErrProtocolUnsupported, HTTP3, o.profile.p.Name)
+		}
+		return altsvc.Alternative{Protocol: "h3"}, true, true, nil
+	}
+	if st.quic == nil || o.protocol != AnyProtocol || o.isolated || o.proxy != nil || u.scheme != "https" || o.profile.h3 == nil {
+		return alt, false, false, nil
+	}
+	alt, use = st.alt.Lookup(u.origin, time.Now())
+	return alt, use, false, nil
+}
+
+// rememberAltSvc records the Alt-Svc fields of a response from u's
+// origin in the Transport's cache (never for isolated calls or through a
+// proxy: see DESIGN, "Alt-Svc").
+func (st *transportState) rememberAltSvc(u *parsedURL, o *options, h Header) {
+	if st.quic == nil || o.isolated || o.proxy != nil || u.scheme != "https" {
+		return
+	}
+	var vals []string
+	for _, f := range h {
+		if len(f.Name) == 7 && asciiEqualFold(f.Name, "alt-svc") {
+			vals = append(vals, f.Value)
+		}
+	}
+	if len(vals) > 0 {
+		st.alt.Update(u.origin, vals, time.Now())
+	}
+}
+
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// tcpDelay is how long the TCP connection waits for QUIC, as Chromium
+// does: not at all until QUIC has worked on this Transport (both start
+// at once), then 1.5 times the last QUIC handshake (Chromium: 1.5 times
+// the smoothed RTT), at most maxTCPDelay.
+func (st *transportState) tcpDelay() time.Duration {
+	if !st.h3Works.Load() {
+		return 0
+	}
+	return min(time.Duration(st.h3RTT.Load())*3/2, maxTCPDelay)
+}
+
+// dialH3 opens an HTTP/3 connection for key to alt.
+func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, alt altsvc.Alternative) (*conn, error) {
+	host, port, err := net.SplitHostPort(key.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if alt.Port != 0 {
+		port = fmt.Sprint(alt.Port)
+	}
+	if o.profile.h3 == nil {
+		return nil, fmt.Errorf("%w: profile %s has no HTTP/3 recording", ErrProtocolUnsupported, o.profile.p.Name)
+	}
+	hctx, cancel := context.WithTimeout(ctx, quicHandshakeTimeout)
+	defer cancel()
+	start := time.Now()
+	qc, err := st.quic(hctx, net.JoinHostPort(host, port), host, o)
+	if err != nil {
+		if ctx.Err() == nil && hctx.Err() != nil {
+			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
+		}
+		return nil, err
+	}
+	hs := time.Since(start)
+	cc, err := h3.NewClientConn(qc, o.profile.h3)
+	if err != nil {
+		return nil, err
+	}
+	st.h3RTT.Store(int64(hs))
+	st.h3Works.Store(true)
+	c := &conn{st: st, key: key, roots: o.rootCAs, h3: cc, altUsed: host}
+	if port != "443" {
+		c.altUsed = net.JoinHostPort(host, port)
+	}
+	c.times.connect = hs
+	c.idleSince.Store(time.Now().UnixNano())
+	cc.OnIdle(func() { c.idleSince.Store(time.Now().UnixNano()) })
+	return c, nil
+}
+
+// h3Result is a QUIC dial's outcome.
+type h3Result struct {
+	c   *conn
+	err error
+}
+
+// getConnH3 returns an HTTP/3 connection for the request, or a TCP one
+// that won the race. A forced request (Protocol HTTP3) waits for QUIC
+// alone and fails with it. Otherwise QUIC starts, and TCP after
+// tcpDelay: the first connection up carries the request. A QUIC dial
+// that loses goes on and, when it succeeds, serves later requests from
+// the pool; one that fails (UDP blocked, a handshake that timed out)
+// marks the alternative broken, and the request goes over TCP without
+// an error.
+func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *options, trace *httptrace.ClientTrace, now time.Time, fresh bool, u *parsedURL, alt altsvc.Alternative, forced bool) (*conn, grant, error) {
+	oc := *o0 // a copy, so that the caller's options do not escape on the hot path
+	o := &oc
+	hkey := key
+	hkey.HTTP3, hkey.HTTP1Only = true, false
+	if o.isolated {
+		c, err := st.dialH3(ctx, hkey, o, alt)
+		if err != nil {
+			return nil, grant{}, err
+		}
+		return c, grant{reserved: true}, nil
+	}
+	// A connection up already, or one being dialed: the pool says.
+	var l pool.Lease[*conn]
+	if !forced {
+		// Not waiting on another request's QUIC dial: a short look.
+		lctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		var err error
+		l, err = st.pool.GetAt(lctx, hkey, now)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, grant{}, ctx.Err()
+			}
+			return st.getConn(ctx, key, o, trace, now, fresh) // QUIC being dialed: TCP meanwhile
+		}
+	} else {
+		var err error
+		if l, err = st.pool.GetAt(ctx, hkey, now); err != nil {
+			if errors.Is(err, pool.ErrClosed) {
+				err = ErrClosed
+			}
+			return nil, grant{}, err
+		}
+	}
+	if l.How != pool.Dial {
+		return l.Conn, grant{reused: true, reserved: true}, nil
+	}
+	qch := make(chan h3Result, 1)
+	go func() {
+		c, err := st.dialH3(lifeContext{st.life, ctx}, hkey, o, alt)
+		if err != nil {
+			st.pool.Failed(hkey, l)
+			if !forced {
+				st.alt.MarkBroken(u.origin, alt, time.Now())
+			}
+		} else {
+			c.pooled = true
+			st.pool.Shared(hkey, l, c)
+			st.alt.MarkWorking(u.origin, alt)
+		}
+		qch <- h3Result{c, err}
+	}()
+	if forced {
+		select {
+		case r := <-qch:
+			if r.err != nil {
+				return nil, grant{}, r.err
+			}
+			return r.c, grant{reserved: true}, nil
+		case <-ctx.Done():
+			return nil, grant{}, ctx.Err()
+		}
+	}
+	delay := time.NewTimer(st.tcpDelay())
+	defer delay.Stop()
+	var tch chan tcpResult
+	startTCP := func() {
+		tch = make(chan tcpResult, 1)
+		go func() {
+			c, g, err := st.getConn(ctx, key, o, trace, now, fresh)
+			tch <- tcpResult{c, g, err}
+		}()
+	}
+	quicDone := false
+	for {
+		select {
+		case r := <-qch:
+			quicDone = true
+			if r.err == nil {
+				if tch != nil {
+					go releaseTCP(tch)
+				}
+				return r.c, grant{reserved: true}, nil
+			}
+			if tch == nil {
+				startTCP()
+			}
+		case <-delay.C:
+			if tch == nil {
+				startTCP()
+			}
+		case r := <-tch:
+			if r.err != nil && !quicDone {
+				// TCP failed first: QUIC may still carry the request.
+				tch = nil
+				select {
+				case q := <-qch:
+					if q.err == nil {
+						return q.c, grant{reserved: true}, nil
+					}
+				case <-ctx.Done():
+					return nil, grant{}, ctx.Err()
+				}
+				return nil, grant{}, r.err
+			}
+			return r.c, r.g, r.err
+		case <-ctx.Done():
+			if tch != nil {
+				go releaseTCP(tch)
+			}
+			return nil, grant{}, ctx.Err()
+		}
+	}
+}
+
+// tcpResult is a TCP getConn's outcome in a race.
+type tcpResult struct {
+	c   *conn
+	g   grant
+	err error
+}
+
+// releaseTCP gives back a TCP connection that lost the race.
+func releaseTCP(ch chan tcpResult) {
+	r := <-ch
+	if r.err != nil {
+		return
+	}
+	switch {
+	case r.c.h2 != nil:
+		if r.g.reserved {
+			r.c.h2.CancelReservation()
+		}
+	case r.c.h1 != nil:
+		r.c.release(true)
+	}
+}
+
+// roundTripH3 sends req on a stream of c, an HTTP/3 connection.
+func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b body, o *options, x fields.Header) (*Response, error) {
+	kind := req.Kind
+	if kind == 0 {
+		kind = profile.Navigate
+	}
+	if o.profile.h3AltUsed {
+		// Alt-Used names the alternative the connection went to (RFC
+		// 7838 §5), as Firefox sends it; Chromium sends none.
+		x = append(x[:len(x):len(x)], fields.Field{Name: "alt-used", Value: c.altUsed})
+	}
+	hr3 := reqhead.Request{Proto: profile.H3, Kind: kind, Method: req.method(), Header: req.Header, Extra: x,
+		ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted}
+	hdr, err := o.profile.appendHeader(nil, &hr3)
+	if err != nil {
+		// Kinds not recorded over HTTP/3 (scripts, WebSocket...) take
+		// their HTTP/2 set in its stead.
+		hr3.Proto = profile.H2
+		hdr, err = o.profile.appendHeader(nil, &hr3)
+	}
+	if err != nil {
+		c.closeIfIsolated()
+		return nil, err
+	}
+	for i := range hdr {
+		hdr[i].Name = lowerASCII(hdr[i].Name)
+	}
+	r := &h3.Request{
+		Method: req.method(), Scheme: u.scheme, Authority: u.authority, Path: u.target,
+		Header: hdr, Body: b.r, BodyBytes: b.bytes, ContentLength: b.length,
+		HeadTimeout: c.st.headTO, BodyIdleTimeout: c.st.bodyTO,
+	}
+	hr, err := c.h3.RoundTrip(ctx, r)
+	if err != nil {
+		c.closeIfIsolated()
+		return nil, err
+	}
+	resp := &Response{StatusCode: hr.StatusCode, Proto: "HTTP/3.0", Header: hr.Header, ContentLength: hr.ContentLength}
+	resp.trailer = &hr.Trailer
+	resp.body.r = &h3Body{r: hr.Body, c: c}
+	resp.Body = &resp.body
+	return resp, nil
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// closeIfIsolated closes the connection of an isolated call.
+func (c *conn) closeIfIsolated() {
+	if !c.pooled {
+		c.h3.Close()
+	}
+}
+
+// h3Body is an HTTP/3 response body; an isolated call's connection closes
+// with it.
+type h3Body struct {
+	r    io.ReadCloser
+	c    *conn
+	done bool
+}
+
+func (b *h3Body) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		b.c.closeIfIsolated()
+	}
+	return n, err
+}
+
+func (b *h3Body) Close() error {
+	err := b.r.Close()
+	if !b.done {
+		b.done = true
+		b.c.closeIfIsolated()
+	}
+	return err
+}
