@@ -3,7 +3,6 @@ package guise
 import (
 	"context"
 	"errors"
-	"github.com/guise-http/guise/internal/ws"
 	"net/url"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/guise-http/guise/internal/h2"
 	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
+	"github.com/guise-http/guise/internal/ws"
 )
 
 // Error is the error every Session, Transport and package-level call
@@ -189,6 +189,9 @@ var (
 	ErrPlainHTTP = tlsfp.ErrPlainHTTP
 	// ErrDowngrade: the server's hello carried the TLS 1.3 downgrade canary.
 	ErrDowngrade = tlsfp.ErrDowngrade
+	// ErrKeyTooLarge: the server's chain has an RSA key over 8192 bits,
+	// refused before any use (inside a *CertificateError).
+	ErrKeyTooLarge = tlsfp.ErrKeyTooLarge
 )
 
 // Proxy errors, re-exported for errors.As and errors.Is.

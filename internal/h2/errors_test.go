@@ -158,6 +158,13 @@ func TestErrorConnectionFlowControl(t *testing.T) {
 		for range 4 { // 4 x 16384 > 65535, the RFC's initial window
 			p.nc.Write(appendData(nil, h.StreamID, false, make([]byte, 16384)))
 		}
+		// A pipe write returns once the client's buffered reader took the
+		// bytes, before its read loop has seen the frame. Reading the body
+		// now could give credit back (a WINDOW_UPDATE after half the
+		// window) ahead of the fourth frame, which then fits and no error
+		// comes: the read would wait for ever (a deadlock 1 run in 200
+		// under -race). Let the read loop see every frame first.
+		synctest.Wait()
 		_, err := io.ReadAll(r.resp.Body)
 		r.resp.Body.Close()
 		var ce ConnectionError
