@@ -132,6 +132,7 @@ type sessionState struct {
 	t       *Transport // the pool used
 	own     bool       // t belongs to this Session
 	jar     *cookie.Jar
+	hsts    hstsStore
 	rootsID string // rootsID(Session.RootCAs)
 }
 
@@ -196,6 +197,7 @@ func (s *Session) Do(ctx context.Context, req *Request) (*Response, error) {
 func (s *Session) chain(req *Request) (chain, error) {
 	ch, err := newChain(req, pick(req.Redirect, s.Redirect), s.MaxRedirects, cookieJar{s.state.jar})
 	ch.decode, ch.limit = !s.RawBody, s.MaxBodySize
+	ch.hsts = &s.state.hsts
 	return ch, err
 }
 
@@ -285,8 +287,12 @@ type chain struct {
 	max    int
 	jar    jar // nil: no cookies
 	// ephemeral makes a jar for this call alone when a response sets a
-	// cookie (isolated calls keep cookies only along one redirect chain).
+	// cookie (isolated calls keep cookies only along one redirect chain),
+	// and an HSTS store when one sets Strict-Transport-Security.
 	ephemeral bool
+	// hsts is the Session's HSTS state (hsts.go); nil for an isolated call
+	// until a hop of its chain sets it.
+	hsts *hstsStore
 	// decode undoes Content-Encoding; limit caps the decoded body.
 	decode   bool
 	limit    int64
@@ -356,6 +362,12 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 		if err != nil {
 			return nil, err
 		}
+		if u.scheme == "http" && ch.hsts != nil && ch.hsts.known(u.host) {
+			hop = upgrade(hop, u.url())
+			if u, err = hop.parse(); err != nil {
+				return nil, err
+			}
+		}
 		var wu *url.URL
 		if ch.jar != nil || ch.hops > 0 || ch.referrer != nil {
 			wu = u.url()
@@ -385,6 +397,16 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 			return nil, err
 		}
 		resp.URL = hop.URL
+		if u.scheme == "https" && !ho.insecure && (ch.hsts != nil || ch.ephemeral) {
+			// RFC 6797 8.1: only over a secure transport without errors,
+			// so not when verification was off.
+			if v, ok := resp.Header.Lookup("strict-transport-security"); ok {
+				if ch.hsts == nil {
+					ch.hsts = new(hstsStore)
+				}
+				ch.hsts.observe(u.host, v)
+			}
+		}
 		if ch.jar != nil || ch.ephemeral {
 			if vs := resp.Header.Values("set-cookie"); len(vs) > 0 {
 				if wu == nil {
