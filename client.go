@@ -437,26 +437,41 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 // send sends one hop, and sends it once more, on a new connection where
 // the protocol wants one, when the server left it unprocessed (a reused
 // HTTP/1.1 connection it had closed, a refused HTTP/2 stream, a GOAWAY)
-// and its body can be sent again: a retry goes out at most once.
+// and its body can be sent again: a retry goes out at most once. A request
+// that waited for an HTTP/2 stream on a connection that stopped taking
+// them was not sent at all: it goes to the next connection, body and all,
+// without using up its retry, up to maxMoves times (a server sending GOAWAY
+// on every connection must not hold a request for ever, RELIABILITY H2-14).
 func (ch *chain) send(ctx context.Context, st *transportState, hop *Request, o *options, x fields.Header) (*Response, error) {
 	b, replayable := hop.body()
-	resp, err := st.roundTrip(ctx, hop, o, x, b, false)
-	if err == nil {
-		return resp, nil
+	fresh, retried := false, false
+	for moves := 0; ; {
+		resp, err := st.roundTrip(ctx, hop, o, x, b, fresh)
+		if err == nil {
+			return resp, nil
+		}
+		up, ok := err.(*unprocessedError)
+		if !ok {
+			return nil, err
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, up.err
+		case up.notSent && moves < maxMoves:
+			moves++
+			fresh = false
+		case retried || !replayable:
+			return nil, up.err
+		default:
+			retried = true
+			fresh = up.fresh && !o.isolated
+		}
 	}
-	up, ok := err.(*unprocessedError)
-	if !ok {
-		return nil, err
-	}
-	if !replayable || ctx.Err() != nil {
-		return nil, up.err
-	}
-	resp, err = st.roundTrip(ctx, hop, o, x, b, up.fresh && !o.isolated)
-	if up, ok := err.(*unprocessedError); ok {
-		return nil, up.err
-	}
-	return resp, err
 }
+
+// maxMoves bounds how often one request that was never sent moves on to
+// another HTTP/2 connection.
+const maxMoves = 8
 
 // discard drains (up to the Transport's limit) and closes a body the caller
 // will never see.

@@ -129,10 +129,13 @@
 // may serve both. A redirect chain keeps its first request's Protocol.
 // Plain http:// is HTTP/1.1 whatever the Protocol.
 //
-// A request is sent a second time, once and on a new connection, only when the
-// server provably did not process it (a reused HTTP/1.1 connection closed
-// before any byte of the response, an HTTP/2 stream refused with
-// REFUSED_STREAM or left out by GOAWAY) and its body can be sent again. A
+// A request is sent a second time, once, only when the server provably did
+// not process it (a reused HTTP/1.1 connection closed before any byte of the
+// response, an HTTP/2 stream refused with REFUSED_STREAM or left out by
+// GOAWAY) and its body can be sent again: over HTTP/1.1 on a new connection,
+// over HTTP/2 on the same connection while it takes streams, else a new one.
+// A request that only waited for an HTTP/2 stream on a connection that went
+// away was never sent, and moves to the next connection as it is. A
 // server's Keep-Alive field is honoured: max=0 or timeout=0 retires the
 // connection after the response, and timeout=N keeps it idle for less than N
 // seconds. A connection in doubt (a timeout, a cancelled context, a write

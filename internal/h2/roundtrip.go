@@ -61,7 +61,7 @@ func (cc *ClientConn) roundTrip(ctx context.Context, req *Request, st *Stream, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return nil, ErrClosed
+		return nil, notSent{ErrClosed}
 	}
 	s.seen = cc.framesIn.Load()
 	rest, err := cc.writeRequest(s, req, ext)
@@ -83,6 +83,30 @@ func (cc *ClientConn) takeSlot(ctx context.Context, s *stream) error {
 	defer cc.mu.Unlock()
 	cc.idleNotified = false
 	if cc.reserved > 0 {
+		// A reservation holds a slot, unless the peer lowered
+		// MAX_CONCURRENT_STREAMS since it was made (its first SETTINGS
+		// arriving after the reservations made under the initial 100):
+		// the reservation then waits, ahead of requests without one,
+		// until the streams open are under the new limit (RFC 9113
+		// 5.1.2), or the connection ends, or ctx does.
+		for uint32(len(cc.streams)+cc.starting) >= cc.maxConcurrent {
+			if err := cc.refusalLocked(); err != nil {
+				cc.reserved--
+				cc.wakeSlotsLocked()
+				return notSent{err}
+			}
+			ch := cc.slotChanLocked()
+			cc.mu.Unlock()
+			select {
+			case <-ch:
+				cc.mu.Lock()
+			case <-ctx.Done():
+				cc.mu.Lock()
+				cc.reserved--
+				cc.wakeSlotsLocked()
+				return ctx.Err()
+			}
+		}
 		cc.reserved--
 		cc.starting++
 		s.notify = cc.notifyChanLocked()
@@ -90,7 +114,7 @@ func (cc *ClientConn) takeSlot(ctx context.Context, s *stream) error {
 	}
 	for {
 		if err := cc.refusalLocked(); err != nil {
-			return err
+			return notSent{err}
 		}
 		if uint32(len(cc.streams)+cc.reserved+cc.starting) < cc.maxConcurrent {
 			cc.starting++
@@ -147,7 +171,10 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request, ext *Extended) (*bod
 	}
 	cc.mu.Lock()
 	cc.starting--
-	err := cc.refusalLocked()
+	var err error
+	if e := cc.refusalLocked(); e != nil {
+		err = notSent{e}
+	}
 	if err == nil && cc.peerMaxList > 0 && listSize > uint64(cc.peerMaxList) {
 		err = refusedf("header list of %d bytes exceeds the peer's limit of %d", listSize, cc.peerMaxList)
 	}
