@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/net/idna"
+
+	"github.com/guise-http/guise/fields"
 )
 
 // HTTP Strict Transport Security (RFC 6797), kept per Session as the
@@ -50,7 +52,7 @@ func parseHSTS(v string) (maxAge int64, sub, ok bool) {
 			continue
 		}
 		start := i
-		for i < len(v) && isTchar(v[i]) {
+		for i < len(v) && fields.IsTokenByte(v[i]) {
 			i++
 		}
 		if i == start {
@@ -71,7 +73,7 @@ func parseHSTS(v string) (maxAge int64, sub, ok bool) {
 				}
 			} else {
 				s := i
-				for i < len(v) && isTchar(v[i]) {
+				for i < len(v) && fields.IsTokenByte(v[i]) {
 					i++
 				}
 				if i == s {
@@ -155,15 +157,6 @@ func skipOWS(v string, i int) int {
 		i++
 	}
 	return i
-}
-
-// isTchar reports whether c may appear in a token (RFC 9110 5.6.2).
-func isTchar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // hstsLookup is the IDNA profile host names are keyed by: UTS 46
