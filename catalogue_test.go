@@ -149,3 +149,25 @@ func TestCatalogueComplete(t *testing.T) {
 }
 
 func isDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+
+// TestEveryPackageVerifiesLeaks holds RELIABILITY L-01 to the tree: every
+// directory of this module with tests has a TestMain that runs
+// goleak.VerifyTestMain (bench/ is a module of its own).
+func TestEveryPackageVerifiesLeaks(t *testing.T) {
+	dirs := map[string]bool{}
+	for path, s := range testSources(t) {
+		dir := filepath.Dir(path)
+		if dir == "bench" || strings.HasPrefix(dir, "bench"+string(filepath.Separator)) {
+			continue
+		}
+		dirs[dir] = dirs[dir] || strings.Contains(s, "goleak.VerifyTestMain(")
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("%d test directories found; the walk is broken?", len(dirs))
+	}
+	for dir, ok := range dirs {
+		if !ok {
+			t.Errorf("%s: no TestMain running goleak.VerifyTestMain", dir)
+		}
+	}
+}
