@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 
@@ -182,7 +183,7 @@ func hstsHost(h string) (string, bool) {
 	}
 	if !simple || strings.Contains(h, "xn--") {
 		a, err := hstsLookup.ToASCII(h)
-		if err != nil || a == "" {
+		if err != nil || a == "" || !utf8.ValidString(h) {
 			return "", false
 		}
 		h = strings.TrimSuffix(a, ".")
