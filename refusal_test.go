@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -279,4 +280,66 @@ func TestRefusalsUnderLoadS9(t *testing.T) {
 	}
 	t.Logf("600 requests in %v: %d answered (%d after a retry), %d failed (%d streaming, %d refused twice); %d connections",
 		elapsed.Round(time.Millisecond), ok, retried, failed, streamingLost, refusedTwice, rs.conns.Load())
+}
+
+// TestGoAwayOnEveryConnection is RELIABILITY H2-14 through the client: a
+// server that answers every new connection with SETTINGS and GOAWAY(0)
+// ends each of 50 concurrent requests in a typed error after a bounded
+// number of connections (the one retry and at most maxMoves moves of a
+// request never sent), while a sound origin on the same Session serves on.
+func TestGoAwayOnEveryConnection(t *testing.T) {
+	var conns atomic.Int64
+	srv := testpeer.ListenTLS(t, testpeer.Handle(func(c net.Conn) {
+		conns.Add(1)
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if tc, ok := c.(*tls.Conn); ok && tc.Handshake() != nil {
+			return
+		}
+		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		if fr.WriteSettings() != nil || fr.WriteGoAway(0, http2.ErrCodeNo, nil) != nil {
+			return
+		}
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		io.Copy(io.Discard, c)
+	}), "h2")
+	good := newOrigin(t, modeH2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	s := &Session{RootCAs: testpeer.Localhost(t).Roots}
+	defer s.Close()
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	start := time.Now()
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err := s.Get(ctx, "https://"+srv.Addr+"/")
+			errs <- err
+		}()
+	}
+	// The other origin is not held up.
+	resp, err := s.Get(context.Background(), good.URL)
+	if err != nil {
+		t.Fatalf("the sound origin: %v", err)
+	}
+	resp.Bytes()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		var ge *Error
+		if err == nil || !errors.As(err, &ge) || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("got %v, want an *Error that is no deadline", err)
+		}
+	}
+	if c := conns.Load(); c > n*(2+maxMoves) {
+		t.Errorf("%d connections for %d requests, bound %d", c, n, n*(2+maxMoves))
+	}
+	t.Logf("%d requests failed in %v over %d connections", n, time.Since(start).Round(time.Millisecond), conns.Load())
 }
