@@ -67,8 +67,9 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 	return do(ctx, isolatedState(), req, &o, req.Timeout, &ch)
 }
 
-// Session is a browsing session: one browser profile, its connections and
-// (once cookies land) its cookie jar, kept until Close. Requests of one
+// Session is a browsing session: one browser profile, its connections, its
+// cookie jar and the hosts that asked for HSTS (see the package doc), kept
+// until Close. Requests of one
 // Session may reuse each other's connections and TLS sessions; requests of
 // different Sessions never do unless they share a Transport.
 //

@@ -171,7 +171,7 @@ func (r retryable) Unwrap() error        { return r.err }
 func (r retryable) Is(target error) bool { return target == ErrRetryable }
 
 // CanRetry reports whether err says the request never reached the server, so
-// that it may be sent again on a new connection.
+// that it may be sent again (see ErrRetryable and ErrNotSent).
 func CanRetry(err error) bool { return errors.Is(err, ErrRetryable) }
 
 func refusedf(format string, args ...any) error {
