@@ -224,9 +224,16 @@ func TestPerHostCapUnderLoadS8(t *testing.T) {
 		if ok.Load()+timedOut.Load() != 200 {
 			t.Errorf("%d completed, %d timed out, of 200", ok.Load(), timedOut.Load())
 		}
-		if p := client.peak.Load(); p > want {
+		// Over HTTP/2 the cap is the server's 4 streams, which its
+		// PROTOCOL_ERROR for a fifth would show (a request ending in one
+		// fails above); the connection count is not: a request whose deadline
+		// passes on a connection silent since it was sent retires it
+		// (H2-24), which a loaded machine can stall for 40 ms, and the
+		// next requests dial while it drains.
+		if p := client.peak.Load(); m != modeH2 && p > want {
 			t.Errorf("with deadlines, the client held %d connections at once, cap %d", p, want)
 		}
+
 		// The server's count is not checked here: a request that gave up
 		// closes its connection and the next dial may reach the server
 		// before it has seen the close, so its count lags the client's.

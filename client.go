@@ -457,7 +457,9 @@ func (ch *chain) send(ctx context.Context, st *transportState, hop *Request, o *
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, up.err
+			// Its context ended before it could go again: say so, as
+			// an error after the context ended always does.
+			return nil, classify(ctx, up.err)
 		case up.notSent && moves < maxMoves:
 			moves++
 			fresh = false
