@@ -65,9 +65,7 @@ func testSources(t *testing.T) map[string]string {
 
 // notYetTested are the rows the catalogue marks "not yet tested", with
 // why they stay so; any other such row fails TestCatalogueComplete.
-var notYetTested = map[string]string{
-	"R-17": "guise keeps no HSTS state, so there is nothing to normalise",
-}
+var notYetTested = map[string]string{}
 
 // TestCatalogueComplete keeps docs/RELIABILITY.md and the tests in step:
 // every row's test column names tests (or fuzz targets) that exist; every
@@ -151,3 +149,25 @@ func TestCatalogueComplete(t *testing.T) {
 }
 
 func isDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+
+// TestEveryPackageVerifiesLeaks holds RELIABILITY L-01 to the tree: every
+// directory of this module with tests has a TestMain that runs
+// goleak.VerifyTestMain (bench/ is a module of its own).
+func TestEveryPackageVerifiesLeaks(t *testing.T) {
+	dirs := map[string]bool{}
+	for path, s := range testSources(t) {
+		dir := filepath.Dir(path)
+		if dir == "bench" || strings.HasPrefix(dir, "bench"+string(filepath.Separator)) {
+			continue
+		}
+		dirs[dir] = dirs[dir] || strings.Contains(s, "goleak.VerifyTestMain(")
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("%d test directories found; the walk is broken?", len(dirs))
+	}
+	for dir, ok := range dirs {
+		if !ok {
+			t.Errorf("%s: no TestMain running goleak.VerifyTestMain", dir)
+		}
+	}
+}

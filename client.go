@@ -67,8 +67,9 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 	return do(ctx, isolatedState(), req, &o, req.Timeout, &ch)
 }
 
-// Session is a browsing session: one browser profile, its connections and
-// (once cookies land) its cookie jar, kept until Close. Requests of one
+// Session is a browsing session: one browser profile, its connections, its
+// cookie jar and the hosts that asked for HSTS (see the package doc), kept
+// until Close. Requests of one
 // Session may reuse each other's connections and TLS sessions; requests of
 // different Sessions never do unless they share a Transport.
 //
@@ -132,6 +133,7 @@ type sessionState struct {
 	t       *Transport // the pool used
 	own     bool       // t belongs to this Session
 	jar     *cookie.Jar
+	hsts    hstsStore
 	rootsID string // rootsID(Session.RootCAs)
 }
 
@@ -196,6 +198,7 @@ func (s *Session) Do(ctx context.Context, req *Request) (*Response, error) {
 func (s *Session) chain(req *Request) (chain, error) {
 	ch, err := newChain(req, pick(req.Redirect, s.Redirect), s.MaxRedirects, cookieJar{s.state.jar})
 	ch.decode, ch.limit = !s.RawBody, s.MaxBodySize
+	ch.hsts = &s.state.hsts
 	return ch, err
 }
 
@@ -285,8 +288,12 @@ type chain struct {
 	max    int
 	jar    jar // nil: no cookies
 	// ephemeral makes a jar for this call alone when a response sets a
-	// cookie (isolated calls keep cookies only along one redirect chain).
+	// cookie (isolated calls keep cookies only along one redirect chain),
+	// and an HSTS store when one sets Strict-Transport-Security.
 	ephemeral bool
+	// hsts is the Session's HSTS state (hsts.go); nil for an isolated call
+	// until a hop of its chain sets it.
+	hsts *hstsStore
 	// decode undoes Content-Encoding; limit caps the decoded body.
 	decode   bool
 	limit    int64
@@ -356,6 +363,12 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 		if err != nil {
 			return nil, err
 		}
+		if u.scheme == "http" && ch.hsts != nil && ch.hsts.known(u.host) {
+			hop = upgrade(hop, u.url())
+			if u, err = hop.parse(); err != nil {
+				return nil, err
+			}
+		}
 		var wu *url.URL
 		if ch.jar != nil || ch.hops > 0 || ch.referrer != nil {
 			wu = u.url()
@@ -385,6 +398,16 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 			return nil, err
 		}
 		resp.URL = hop.URL
+		if u.scheme == "https" && !ho.insecure && (ch.hsts != nil || ch.ephemeral) {
+			// RFC 6797 8.1: only over a secure transport without errors,
+			// so not when verification was off.
+			if v, ok := resp.Header.Lookup("strict-transport-security"); ok {
+				if ch.hsts == nil {
+					ch.hsts = new(hstsStore)
+				}
+				ch.hsts.observe(u.host, v)
+			}
+		}
 		if ch.jar != nil || ch.ephemeral {
 			if vs := resp.Header.Values("set-cookie"); len(vs) > 0 {
 				if wu == nil {
@@ -415,26 +438,43 @@ func (ch *chain) run(ctx context.Context, st *transportState, req *Request, o *o
 // send sends one hop, and sends it once more, on a new connection where
 // the protocol wants one, when the server left it unprocessed (a reused
 // HTTP/1.1 connection it had closed, a refused HTTP/2 stream, a GOAWAY)
-// and its body can be sent again: a retry goes out at most once.
+// and its body can be sent again: a retry goes out at most once. A request
+// that waited for an HTTP/2 stream on a connection that stopped taking
+// them was not sent at all: it goes to the next connection, body and all,
+// without using up its retry, up to maxMoves times (a server sending GOAWAY
+// on every connection must not hold a request for ever, RELIABILITY H2-14).
 func (ch *chain) send(ctx context.Context, st *transportState, hop *Request, o *options, x fields.Header) (*Response, error) {
 	b, replayable := hop.body()
-	resp, err := st.roundTrip(ctx, hop, o, x, b, false)
-	if err == nil {
-		return resp, nil
+	fresh, retried := false, false
+	for moves := 0; ; {
+		resp, err := st.roundTrip(ctx, hop, o, x, b, fresh)
+		if err == nil {
+			return resp, nil
+		}
+		up, ok := err.(*unprocessedError)
+		if !ok {
+			return nil, err
+		}
+		switch {
+		case ctx.Err() != nil:
+			// Its context ended before it could go again: say so, as
+			// an error after the context ended always does.
+			return nil, classify(ctx, up.err)
+		case up.notSent && moves < maxMoves:
+			moves++
+			fresh = false
+		case retried || !replayable:
+			return nil, up.err
+		default:
+			retried = true
+			fresh = up.fresh && !o.isolated
+		}
 	}
-	up, ok := err.(*unprocessedError)
-	if !ok {
-		return nil, err
-	}
-	if !replayable || ctx.Err() != nil {
-		return nil, up.err
-	}
-	resp, err = st.roundTrip(ctx, hop, o, x, b, up.fresh && !o.isolated)
-	if up, ok := err.(*unprocessedError); ok {
-		return nil, up.err
-	}
-	return resp, err
 }
+
+// maxMoves bounds how often one request that was never sent moves on to
+// another HTTP/2 connection.
+const maxMoves = 8
 
 // discard drains (up to the Transport's limit) and closes a body the caller
 // will never see.

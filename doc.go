@@ -17,12 +17,12 @@
 //     identity state, so a visit skips re-checking the signatures of a
 //     chain another visit verified. The server's own signature is checked
 //     on every handshake.
-//   - A Session is one browser: its connections, TLS session tickets and
-//     cookie jar last until Close, or until the Session is garbage
-//     collected. Its jar is never reset or expired as a whole.
+//   - A Session is one browser: its connections, TLS session tickets,
+//     cookie jar and HSTS hosts last until Close, or until the Session is
+//     garbage collected. Its jar is never reset or expired as a whole.
 //   - A Transport is a connection pool (with its ticket caches) that
-//     Sessions share only when each is given it. Cookies are never shared:
-//     every Session keeps its own jar.
+//     Sessions share only when each is given it. Cookies and HSTS are never
+//     shared: every Session keeps its own.
 //
 // Within a pool a connection is used only for requests with the same
 // origin, proxy (and proxy credentials), profile, TLS settings and, for
@@ -74,6 +74,20 @@
 // ErrBadLocation. RedirectManual returns the 3xx; RedirectError fails with
 // ErrRedirect.
 //
+// # HSTS
+//
+// A Session keeps HTTP Strict Transport Security as a browser profile does
+// (RFC 6797): a Strict-Transport-Security field on an https response whose
+// certificate was verified makes later http:// requests to that host (and
+// to its subdomains with includeSubDomains) go to https:// before anything
+// is sent; port 80 becomes 443, another port stays. As in Fetch, the URL is
+// rewritten in place: the method, body and fields stay and no redirect hop
+// is counted, whatever the redirect policy. Host names are compared in
+// lower case, without a trailing dot, IDN labels as A-labels. max-age is
+// capped at a year, as Chromium caps it; max-age=0 forgets the host.
+// Isolated calls apply what a hop of their own redirect chain said and
+// remember nothing after. There is no preload list.
+//
 // # Cookies
 //
 // Session.Cookies is the Session's jar (package cookie): Set-Cookie is stored
@@ -117,10 +131,13 @@
 // may serve both. A redirect chain keeps its first request's Protocol.
 // Plain http:// is HTTP/1.1 whatever the Protocol.
 //
-// A request is sent a second time, once and on a new connection, only when the
-// server provably did not process it (a reused HTTP/1.1 connection closed
-// before any byte of the response, an HTTP/2 stream refused with
-// REFUSED_STREAM or left out by GOAWAY) and its body can be sent again. A
+// A request is sent a second time, once, only when the server provably did
+// not process it (a reused HTTP/1.1 connection closed before any byte of the
+// response, an HTTP/2 stream refused with REFUSED_STREAM or left out by
+// GOAWAY) and its body can be sent again: over HTTP/1.1 on a new connection,
+// over HTTP/2 on the same connection while it takes streams, else a new one.
+// A request that only waited for an HTTP/2 stream on a connection that went
+// away was never sent, and moves to the next connection as it is. A
 // server's Keep-Alive field is honoured: max=0 or timeout=0 retires the
 // connection after the response, and timeout=N keeps it idle for less than N
 // seconds. A connection in doubt (a timeout, a cancelled context, a write

@@ -190,6 +190,9 @@ var (
 	ErrPlainHTTP = tlsfp.ErrPlainHTTP
 	// ErrDowngrade: the server's hello carried the TLS 1.3 downgrade canary.
 	ErrDowngrade = tlsfp.ErrDowngrade
+	// ErrKeyTooLarge: the server's chain has an RSA key over 8192 bits,
+	// refused before any use (inside a *CertificateError).
+	ErrKeyTooLarge = tlsfp.ErrKeyTooLarge
 )
 
 // Proxy errors, re-exported for errors.As and errors.Is.

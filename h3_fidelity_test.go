@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/guise-http/guise/fingerprint"
@@ -166,22 +167,11 @@ func settingIDs(h *fingerprint.HTTP3) []string {
 	for _, s := range h.Settings {
 		v := s.ID.String()
 		if v != "GREASE" || s.ID == 0x2b603742 { // Firefox's fixed reserved id
-			v += "=" + itoa(s.Value)
+			v += "=" + strconv.FormatUint(s.Value, 10)
 		}
 		out = append(out, v)
 	}
 	return out
-}
-
-func itoa(v uint64) string {
-	if v == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; v > 0; v /= 10 {
-		b = append([]byte{byte('0' + v%10)}, b...)
-	}
-	return string(b)
 }
 
 func controlFrames(h *fingerprint.HTTP3) []string {

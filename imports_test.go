@@ -100,7 +100,7 @@ var importRules = []importRule{
 	// Layer 4: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 4,
 		mod:     "fields profile cookie internal/altsvc internal/decode internal/h1 internal/h2 internal/h3 internal/pool internal/proxy internal/quic internal/reqhead internal/tlsfp internal/ws",
-		ext:     "golang.org/x/net/publicsuffix",
+		ext:     "golang.org/x/net/idna golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
 
 	// quic-go as internal/h3's QUIC and its HTTP/3 server: tests only (the
@@ -127,7 +127,8 @@ var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/
 	"github.com/mccutchen/go-httpbin/v2/httpbin github.com/andybalholm/brotli github.com/klauspost/compress/zstd " +
 	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
 	"github.com/quic-go/qpack github.com/quic-go/quic-go github.com/quic-go/quic-go/http3 " + // quic-go: the independent QUIC and HTTP/3 peers of internal/quic's and internal/h3's tests
-	"github.com/coder/websocket" // an independent WebSocket server for the WebSocket tests
+	"github.com/coder/websocket " + // an independent WebSocket server for the WebSocket tests
+	"golang.org/x/net/dns/dnsmessage" // the DNS stub that gives a name both address families (T-03)
 
 const utls = "github.com/refraction-networking/utls"
 

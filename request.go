@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/profile"
@@ -188,6 +189,16 @@ func parseURL(raw string) (parsedURL, error) {
 			port = "0" // all zeros
 		}
 	}
+	if !isASCII(p.host) {
+		// An internationalised name goes out as its A-labels, in Host,
+		// :authority, the TLS server name and the DNS lookup, as the URL
+		// Standard's host parser gives browsers (UTS 46, as for HSTS).
+		a, err := hstsLookup.ToASCII(p.host)
+		if err != nil || !utf8.ValidString(p.host) || a == "" || !isASCII(a) || !validHost(a) {
+			return parsedURL{}, fmt.Errorf("%w: invalid host %q", ErrRefusedToSend, p.host)
+		}
+		p.host, hostPart = a, a
+	}
 	p.authority = hostPart
 	if port == "" || port == def {
 		port = def
@@ -200,12 +211,43 @@ func parseURL(raw string) (parsedURL, error) {
 		p.target = "/"
 	}
 	if u.RawQuery != "" || u.ForceQuery {
-		p.target += "?" + u.RawQuery
+		p.target += "?" + encodeQuery(u.RawQuery)
 	}
 	p.origin = p.scheme + "://" + strings.ToLower(p.authority)
 	p.raw = raw
 	p.u = u
 	return p, nil
+}
+
+// encodeQuery percent-encodes the bytes of a raw query that the URL
+// Standard's special-query percent-encode set holds and net/url leaves as
+// they are: space, '"', '<', '>', the apostrophe and every byte above 0x7e, as
+// Chromium and Firefox send them ("?q=a b" goes out as "?q=a%20b"). Control
+// bytes never get here: url.Parse refuses them. A query with none of these
+// is returned as it is, without allocating.
+func encodeQuery(q string) string {
+	i := 0
+	for i < len(q) && !queryEscaped(q[i]) {
+		i++
+	}
+	if i == len(q) {
+		return q
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(q)+16)
+	b = append(b, q[:i]...)
+	for ; i < len(q); i++ {
+		if c := q[i]; queryEscaped(c) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func queryEscaped(c byte) bool {
+	return c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\''
 }
 
 // url returns the parsed URL. It is shared: do not modify it.
@@ -220,6 +262,15 @@ func validHost(h string) bool {
 	for i := 0; i < len(h); i++ {
 		c := h[i]
 		if c <= ' ' || c == 0x7f || c == '/' || c == '\\' || c == '@' || c == '?' || c == '#' {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
 			return false
 		}
 	}

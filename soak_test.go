@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -333,6 +334,7 @@ type soakEnv struct {
 	relayTo  []mode
 	squid    string // host:port, "" when not installed
 	dante    string
+	nginx    string     // https://localhost:port of a real server with the payloads as files, "" when not installed
 	shared   []*Session // on one Transport
 	own      []*Session // each on a Transport of its own
 	stats    *soakStats
@@ -487,6 +489,18 @@ func (e *soakEnv) one(w int, rng *rand.Rand, n int64) {
 		} else {
 			req.URL = fmt.Sprintf("%s/p?i=%d&enc=%s", base, rng.IntN(6), soakEncodings[rng.IntN(4)])
 		}
+	case x < 98:
+		// A real server: nginx serves the payloads as files, over h2 or
+		// (Protocol HTTP1) HTTP/1.1, gzipped where it likes.
+		op = "nginx"
+		if e.nginx == "" {
+			return
+		}
+		if rng.IntN(2) == 0 {
+			req.Protocol = HTTP1
+		}
+		i := pickPayload(rng)
+		req.URL = fmt.Sprintf("%s/p%d.txt?sum=%s", e.nginx, i, e.payloads[i].sum) // nginx echoes it as X-Sum
 	default:
 		op = "isolated"
 		isolated = true
@@ -555,6 +569,36 @@ func (e *soakEnv) one(w int, rng *rand.Rand, n int64) {
 	}
 }
 
+// soakNginx starts nginx on loopback with TLS (h2 and http/1.1, the
+// shared test certificate for localhost) serving payload i as /pI.txt, and
+// returns its base URL.
+func soakNginx(t *testing.T, payloads []*soakPayload) string {
+	dir := testpeer.Dir(t)
+	www := filepath.Join(dir, "www")
+	if err := os.Mkdir(www, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range payloads {
+		if err := os.WriteFile(filepath.Join(www, fmt.Sprintf("p%d.txt", i)), p.raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, key := testpeer.Localhost(t).WriteFiles(t, dir)
+	addr := "127.0.0.1:" + testpeer.FreePort(t)
+	testpeer.Nginx(t, dir, fmt.Sprintf(`keepalive_timeout 5s;
+  gzip on; gzip_types text/plain; gzip_min_length 1;
+  types { text/plain txt; }
+  server {
+    listen %[1]s ssl http2;
+    ssl_certificate %[2]s;
+    ssl_certificate_key %[3]s;
+    root %[4]s;
+    add_header X-Sum $arg_sum;
+  }`, addr, cert, key, www), addr)
+	_, port, _ := net.SplitHostPort(addr)
+	return "https://localhost:" + port
+}
+
 // openFDs counts the process's open file descriptors.
 func openFDs(t *testing.T) int {
 	ents, err := os.ReadDir("/proc/self/fd")
@@ -577,7 +621,8 @@ func heapAlloc() uint64 {
 // with their own, and isolated calls; HTTP/1.1 and HTTP/2 over TLS and
 // HTTP/1.1 in the clear; gzip, br and zstd bodies; redirects that carry
 // cookies; uploads; streamed bodies read slowly; HEAD; cancellations at
-// random moments; deadlines; squid and dante as proxies; and a relay
+// random moments; deadlines; squid and dante as proxies; nginx as a real
+// origin (the payloads as files, over h2 and HTTP/1.1); and a relay
 // (soak_relay_test.go) that cuts, stalls, resets, drips, duplicates a
 // response head and closes before the response, picking from a seeded
 // stream. Every request must end in a response or a typed error, none
@@ -624,6 +669,11 @@ func TestSoak(t *testing.T) {
 		e.dante = testpeer.Dante(t)
 	} else {
 		t.Log("danted is not installed: no SOCKS5 proxy in this run")
+	}
+	if testpeer.Required() || lookDaemon("nginx") {
+		e.nginx = soakNginx(t, payloads)
+	} else {
+		t.Log("nginx is not installed: no real origin in this run")
 	}
 
 	// The baseline: servers and daemons up, no client yet.

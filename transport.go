@@ -311,12 +311,18 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 			// Over HTTP/1.1 the retry dials: the pool's other idle
 			// connections to the server may be as dead as this one (a
 			// server closing idle connections closes them all), and a
-			// second failure would use up the one retry. Over HTTP/2, a
-			// retry after a GOAWAY goes through the pool, which retires
-			// the connection and dials one for all the requests it
-			// failed; after REFUSED_STREAM on a connection still taking
-			// requests, the retry dials its own.
-			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 == nil || c.h2.Usable()}
+			// second failure would use up the one retry. Over HTTP/2 the
+			// retry goes through the pool, as Chromium's restarted
+			// transaction asks its session pool again: after a GOAWAY
+			// the pool retires the connection and dials one for all the
+			// requests it failed; after REFUSED_STREAM on a connection
+			// still taking requests it waits there for a stream, under
+			// the limit the server's SETTINGS gave by then. (A dial per
+			// refused stream turned the refusals of a server's first
+			// SETTINGS round trip, 96 of 200 concurrent requests under
+			// a limit of 4, into 96 connections: TestRefusalsUnderLoadS9.)
+			return nil, &unprocessedError{err: classify(ctx, err), fresh: c.h2 == nil,
+				notSent: c.h2 != nil && errors.Is(err, h2.ErrNotSent)}
 		}
 		return nil, classify(ctx, err)
 	}
@@ -340,10 +346,13 @@ func (o *options) poolKey(u *parsedURL) pool.Key {
 
 // unprocessedError is a roundTrip error after which the request may go
 // again: the server did not begin on it. fresh says that the retry needs a
-// new connection.
+// new connection; notSent that nothing of the request went out (it waited
+// for an HTTP/2 stream on a connection that stopped taking them), so that
+// sending it elsewhere is no retry.
 type unprocessedError struct {
-	err   error
-	fresh bool
+	err     error
+	fresh   bool
+	notSent bool
 }
 
 func (e *unprocessedError) Error() string { return e.err.Error() }

@@ -95,6 +95,7 @@ type ClientConn struct {
 	nextID        uint32
 	lastID        uint32
 	reserved      int
+	held          int // reservations taken by requests that wait for the limit to allow them (takeSlot)
 	starting      int
 	maxConcurrent uint32
 	peerWindow    int32 // peer's SETTINGS_INITIAL_WINDOW_SIZE
@@ -237,8 +238,8 @@ func (cc *ClientConn) OnIdle(f func(*ClientConn)) {
 // canTakeLocked reports whether one more stream fits. cc.mu is held.
 func (cc *ClientConn) canTakeLocked() bool {
 	return !cc.closed && !cc.closing && cc.goAway == nil &&
-		uint32(len(cc.streams)+cc.reserved+cc.starting) < cc.maxConcurrent &&
-		cc.nextID+2*uint32(cc.reserved+cc.starting) <= maxStreamID
+		uint32(len(cc.streams)+cc.reserved+cc.held+cc.starting) < cc.maxConcurrent &&
+		cc.nextID+2*uint32(cc.reserved+cc.held+cc.starting) <= maxStreamID
 }
 
 // CanTakeNewRequest reports whether a new request could start now: false
@@ -287,7 +288,7 @@ func (cc *ClientConn) CancelReservation() {
 func (cc *ClientConn) Idle() bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return len(cc.streams)+cc.reserved+cc.starting == 0
+	return len(cc.streams)+cc.reserved+cc.held+cc.starting == 0
 }
 
 // ActiveStreams returns the number of streams open or being opened.

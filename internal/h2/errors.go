@@ -134,7 +134,8 @@ var (
 	// ErrRetryable is matched (errors.Is) by errors for requests that never
 	// reached the server: REFUSED_STREAM, a stream above GOAWAY's last stream
 	// id, a connection that was closed or going away before the request was
-	// sent. The caller may retry such a request once on a new connection.
+	// sent (these also match ErrNotSent). The caller may send such a
+	// request again, on this connection while Usable, else another.
 	ErrRetryable = errors.New("h2: request not processed by server")
 	// ErrClosed is returned by RoundTrip on a closed connection. It matches
 	// ErrRetryable.
@@ -146,6 +147,21 @@ var (
 	ErrBodyClosed = errors.New("h2: read on closed body")
 )
 
+// ErrNotSent is matched (errors.Is) by the errors of requests that were
+// never written: they waited for a stream, or were about to be written,
+// when the connection stopped taking requests (GOAWAY, a failure, Close).
+// Nothing of such a request, its body included, was read or sent, so it may
+// go on another connection as it is, streamed body or not. These errors
+// match ErrRetryable too.
+var ErrNotSent = errors.New("h2: request not sent")
+
+// notSent marks err as the error of a request never written.
+type notSent struct{ err error }
+
+func (e notSent) Error() string        { return e.err.Error() }
+func (e notSent) Unwrap() error        { return e.err }
+func (e notSent) Is(target error) bool { return target == ErrNotSent || target == ErrRetryable }
+
 // retryable marks err as retryable (errors.Is(_, ErrRetryable)) while keeping
 // its own identity.
 type retryable struct{ err error }
@@ -155,7 +171,7 @@ func (r retryable) Unwrap() error        { return r.err }
 func (r retryable) Is(target error) bool { return target == ErrRetryable }
 
 // CanRetry reports whether err says the request never reached the server, so
-// that it may be sent again on a new connection.
+// that it may be sent again (see ErrRetryable and ErrNotSent).
 func CanRetry(err error) bool { return errors.Is(err, ErrRetryable) }
 
 func refusedf(format string, args ...any) error {

@@ -148,32 +148,6 @@ func TestErrorGoAway(t *testing.T) {
 	})
 }
 
-func TestErrorConnectionFlowControl(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cc, p := ready(t, plainConfig())
-		ch := goRoundTrip(context.Background(), cc, get("/"))
-		h := p.nextOf(FrameHeaders)
-		p.writeHeaders(h.StreamID, false, ":status", "200")
-		r := <-ch
-		for range 4 { // 4 x 16384 > 65535, the RFC's initial window
-			p.nc.Write(appendData(nil, h.StreamID, false, make([]byte, 16384)))
-		}
-		_, err := io.ReadAll(r.resp.Body)
-		r.resp.Body.Close()
-		var ce ConnectionError
-		if !errors.As(err, &ce) || ce.Code != ErrCodeFlowControl || ce.Reason == "" || ce.Cause != nil {
-			t.Fatalf("got %v (%+v), want ConnectionError FLOW_CONTROL_ERROR", err, ce)
-		}
-		var se StreamError
-		if errors.As(err, &se) || CanRetry(err) {
-			t.Fatalf("%v: a stream error, or retryable", err)
-		}
-		wantPrefix(t, err)
-		wantGoAwaySent(t, p, ErrCodeFlowControl)
-		wantConnError(t, cc.Err(), ErrCodeFlowControl)
-	})
-}
-
 func TestErrorFrameTooLarge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cc, p := ready(t, plainConfig())

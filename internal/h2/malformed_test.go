@@ -221,12 +221,29 @@ func TestH2_09DataOverWindow(t *testing.T) {
 		r := <-ch
 		data := make([]byte, 16384)
 		for range 4 {
-			p.writeData(h.StreamID, false, data) // 65536 > 65535
+			p.writeData(h.StreamID, false, data) // 65536 > 65535, the RFC's initial window
 		}
-		synctest.Wait() // no credit from reading before the last frame
+		// A pipe write returns once the client's buffered reader took the
+		// bytes, before its read loop has seen the frame. Reading the body
+		// now could give credit back (a WINDOW_UPDATE after half the
+		// window) ahead of the fourth frame, which then fits, and the read
+		// would wait for ever (TestErrorConnectionFlowControl, merged
+		// here, deadlocked so 1 run in 200 under -race). The read loop
+		// sees every frame first.
+		synctest.Wait()
 		_, err := io.ReadAll(r.resp.Body)
-		wantConnError(t, err, ErrCodeFlowControl)
 		r.resp.Body.Close()
+		var ce ConnectionError
+		if !errors.As(err, &ce) || ce.Code != ErrCodeFlowControl || ce.Reason == "" || ce.Cause != nil {
+			t.Fatalf("got %v (%+v), want ConnectionError FLOW_CONTROL_ERROR", err, ce)
+		}
+		var se StreamError
+		if errors.As(err, &se) || CanRetry(err) {
+			t.Fatalf("%v: a stream error, or retryable", err)
+		}
+		wantPrefix(t, err)
+		wantGoAwaySent(t, p, ErrCodeFlowControl)
+		wantConnError(t, cc.Err(), ErrCodeFlowControl)
 	})
 }
 

@@ -20,6 +20,10 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	return cc.RoundTripStream(ctx, req, new(Stream))
 }
 
+// errNoSlot makes roundTrip wait for a slot again: the limit fell under
+// the request between takeSlot and its HEADERS.
+var errNoSlot = errors.New("h2: no stream slot")
+
 // errStreamReused is returned for a Stream passed to RoundTripStream twice.
 var errStreamReused = errors.New("h2: Stream used for a second request")
 
@@ -38,6 +42,7 @@ func (cc *ClientConn) roundTrip(ctx context.Context, req *Request, st *Stream, e
 	if s.cc != nil {
 		return nil, errStreamReused
 	}
+again:
 	if err := cc.takeSlot(ctx, s); err != nil {
 		return nil, err
 	}
@@ -61,11 +66,16 @@ func (cc *ClientConn) roundTrip(ctx context.Context, req *Request, st *Stream, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return nil, ErrClosed
+		return nil, notSent{ErrClosed}
 	}
 	s.seen = cc.framesIn.Load()
 	rest, err := cc.writeRequest(s, req, ext)
 	cc.unlockWrite()
+	if err == errNoSlot {
+		cc.afterUnlock()
+		s.cc = nil
+		goto again
+	}
 	if err != nil {
 		cc.afterUnlock()
 		return nil, err
@@ -83,16 +93,45 @@ func (cc *ClientConn) takeSlot(ctx context.Context, s *stream) error {
 	defer cc.mu.Unlock()
 	cc.idleNotified = false
 	if cc.reserved > 0 {
+		// A reservation holds a slot, unless the peer lowered
+		// MAX_CONCURRENT_STREAMS since it was made (its first SETTINGS
+		// arriving after the reservations made under the initial 100):
+		// the reservation is then held (counted apart, so that no other
+		// request takes it) and waits, ahead of requests without one,
+		// until the streams open are under the new limit (RFC 9113
+		// 5.1.2), or the connection ends, or ctx does.
 		cc.reserved--
+		if uint32(len(cc.streams)+cc.starting) >= cc.maxConcurrent {
+			cc.held++
+			for uint32(len(cc.streams)+cc.starting) >= cc.maxConcurrent {
+				if err := cc.refusalLocked(); err != nil {
+					cc.held--
+					cc.wakeSlotsLocked()
+					return notSent{err}
+				}
+				ch := cc.slotChanLocked()
+				cc.mu.Unlock()
+				select {
+				case <-ch:
+					cc.mu.Lock()
+				case <-ctx.Done():
+					cc.mu.Lock()
+					cc.held--
+					cc.wakeSlotsLocked()
+					return ctx.Err()
+				}
+			}
+			cc.held--
+		}
 		cc.starting++
 		s.notify = cc.notifyChanLocked()
 		return nil
 	}
 	for {
 		if err := cc.refusalLocked(); err != nil {
-			return err
+			return notSent{err}
 		}
-		if uint32(len(cc.streams)+cc.reserved+cc.starting) < cc.maxConcurrent {
+		if uint32(len(cc.streams)+cc.reserved+cc.held+cc.starting) < cc.maxConcurrent {
 			cc.starting++
 			s.notify = cc.notifyChanLocked()
 			return nil
@@ -147,7 +186,18 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request, ext *Extended) (*bod
 	}
 	cc.mu.Lock()
 	cc.starting--
-	err := cc.refusalLocked()
+	var err error
+	if e := cc.refusalLocked(); e != nil {
+		err = notSent{e}
+	} else if uint32(len(cc.streams)) >= cc.maxConcurrent {
+		// The server's SETTINGS lowered the limit between takeSlot and
+		// now: this stream would open past it, which a server that has
+		// seen its SETTINGS acknowledged answers with PROTOCOL_ERROR.
+		// Wait for a slot again (H2-25).
+		cc.wakeSlotsLocked()
+		cc.mu.Unlock()
+		return nil, errNoSlot
+	}
 	if err == nil && cc.peerMaxList > 0 && listSize > uint64(cc.peerMaxList) {
 		err = refusedf("header list of %d bytes exceeds the peer's limit of %d", listSize, cc.peerMaxList)
 	}
@@ -208,6 +258,22 @@ func (cc *ClientConn) writeRequest(s *stream, req *Request, ext *Extended) (*bod
 		// Wait cannot start before this Add.
 		cc.bodies.Add(1)
 		s.writer = true
+	}
+	// An RST_STREAM owed goes before this HEADERS, not after it as the
+	// other control frames do: the reset stream's slot may be the one this
+	// stream took, and a server that read the HEADERS first would count
+	// one stream too many and answer PROTOCOL_ERROR (H2-25).
+	if len(cc.ctrl) > 0 {
+		kept := cc.ctrl[:0]
+		for _, f := range cc.ctrl {
+			if f.typ == FrameRSTStream {
+				cc.wrote(cc.writeCtrl(f))
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		clear(cc.ctrl[len(kept):])
+		cc.ctrl = kept
 	}
 	cc.mu.Unlock()
 

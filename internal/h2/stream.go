@@ -166,7 +166,7 @@ func (cc *ClientConn) forgetLocked(s *stream) {
 // the idle hook, closing after GOAWAY, waking the control writer.
 func (cc *ClientConn) afterUnlock() {
 	cc.mu.Lock()
-	idle := len(cc.streams)+cc.starting+cc.reserved == 0 && !cc.closed
+	idle := len(cc.streams)+cc.starting+cc.reserved+cc.held == 0 && !cc.closed
 	hook := cc.onIdle
 	if !idle || cc.idleNotified {
 		hook = nil

@@ -144,7 +144,7 @@ func (cc *ClientConn) unlockWrite() {
 	}
 	clear(cc.ctrl)
 	cc.ctrl = cc.ctrl[:0]
-	busy := len(cc.streams)+cc.starting+cc.reserved > 1
+	busy := len(cc.streams)+cc.starting+cc.reserved+cc.held > 1
 	cc.mu.Unlock()
 	if cc.werr != nil {
 		err := ConnectionError{Code: ErrCodeInternal, Reason: "writing a frame: " + cc.werr.Error()}

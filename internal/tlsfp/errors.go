@@ -34,8 +34,19 @@ var ErrALPN = errors.New("tlsfp: server selected an application protocol outside
 // or another) succeeds.
 var ErrRetryResumption = errors.New("tlsfp: the server asked to retry a resuming hello (HelloRetryRequest), which uTLS cannot do")
 
+// ErrKeyTooLarge is the Err of a *CertificateError (inside a
+// *HandshakeError) when the server's chain carries an RSA key of more than
+// 8192 bits. uTLS, as crypto/tls, refuses such a certificate while parsing
+// the chain, before any signature with it is checked and whether or not
+// the chain is verified, so that a huge modulus costs the client no
+// expensive arithmetic (crypto/tls's fix for CVE-2023-29409). Chromium and
+// Firefox accept RSA keys up to 16384 bits; no public CA issues keys above
+// 4096.
+var ErrKeyTooLarge = errors.New("tlsfp: server certificate has an RSA key over 8192 bits")
+
 // HandshakeError is every error Handshake returns after it started talking
-// to the server. Err is the cause: a *CertificateError, an *AlertError,
+// to the server. Err is the cause: a *CertificateError (whose Err is the
+// crypto/x509 error or ErrKeyTooLarge), an *AlertError,
 // ErrPlainHTTP, ErrDowngrade, ErrALPN, ErrRetryResumption, the context's
 // error (context.DeadlineExceeded or
 // context.Canceled), or an error from the connection or from uTLS.
@@ -73,7 +84,7 @@ func (e *HandshakeError) Timeout() bool {
 // CertificateError reports that the server's certificate chain failed
 // verification. Err is the crypto/x509 error (x509.UnknownAuthorityError,
 // x509.HostnameError, x509.CertificateInvalidError, ...), reachable with
-// errors.As.
+// errors.As, or ErrKeyTooLarge.
 type CertificateError struct {
 	ServerName string
 	Err        error
@@ -124,6 +135,9 @@ func classify(ctx context.Context, err error, serverName string) error {
 		return &HandshakeError{ServerName: serverName, Err: ErrPlainHTTP}
 	}
 	msg := err.Error()
+	if strings.Contains(msg, "certificate containing RSA key larger than") {
+		return &HandshakeError{ServerName: serverName, Err: &CertificateError{ServerName: serverName, Err: ErrKeyTooLarge}}
+	}
 	switch {
 	case strings.Contains(msg, "downgrade attempt detected"):
 		err = ErrDowngrade

@@ -2,11 +2,19 @@ package tlsfp
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +119,85 @@ func TestCertificateFailuresDoNotGrowHeap(t *testing.T) {
 	}
 	if cfg.Sessions.Len() != 0 {
 		t.Errorf("failed handshakes stored %d sessions", cfg.Sessions.Len())
+	}
+}
+
+// hugeRSACert is a certificate for fp.test whose public key is an RSA
+// modulus of bits bits (odd, top bit set, not a product of two primes: no
+// private key exists), signed by a throwaway ECDSA key. It parses, and a
+// client that only looks at the key's size cannot tell it from a real one.
+func hugeRSACert(t *testing.T, bits int) []byte {
+	t.Helper()
+	n := new(big.Int).Lsh(big.NewInt(1), uint(bits-1))
+	n.Or(n, big.NewInt(3))
+	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := testpeer.Template("fp.test")
+	tmpl.SerialNumber = big.NewInt(int64(bits))
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &rsa.PublicKey{N: n, E: 65537}, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := x509.ParseCertificate(der); err != nil || c.PublicKey.(*rsa.PublicKey).N.BitLen() != bits {
+		t.Fatalf("the %d-bit certificate does not parse back: %v", bits, err)
+	}
+	return der
+}
+
+// TestHugeRSAKeyInChainT07 is RELIABILITY T-07's huge key: a server whose
+// chain carries an RSA key of more than 8192 bits, as the leaf or as an
+// extra certificate, is refused before the key is used, verified or not,
+// in bounded time, with a *CertificateError matching ErrKeyTooLarge. A
+// key of exactly 8192 bits in the chain is no reason to refuse.
+func TestHugeRSAKeyInChainT07(t *testing.T) {
+	real := testCerts(t)
+	for _, c := range []struct {
+		bits   int
+		leaf   bool // the huge key is the leaf's, else an extra certificate after the chain
+		refuse bool
+	}{
+		{8192, false, false},
+		{8193, false, true},
+		{16384, false, true},
+		{16384, true, true},
+		{65536, false, true}, // an 8 KiB modulus: the cost CVE-2023-29409 was about
+		{65536, true, true},
+	} {
+		chain := slices.Clone(real.Chain)
+		huge := hugeRSACert(t, c.bits)
+		where := "extra"
+		if c.leaf {
+			chain[0], where = huge, "leaf"
+		} else {
+			chain = append(chain, huge)
+		}
+		for _, verify := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%d/%s/verify=%t", c.bits, where, verify), func(t *testing.T) {
+				// The leaf's ECDSA key signs CertificateVerify: with the
+				// huge leaf the client must stop before checking it.
+				s := newServer(t, &tls.Config{Certificates: []tls.Certificate{{Certificate: chain, PrivateKey: real.Key}}})
+				cfg := &Config{Profile: lookup(t, "chrome"), RootCAs: real.Roots, InsecureSkipVerify: !verify}
+				start := time.Now()
+				_, _, err := dial(t, s, "fp.test", cfg)
+				took := time.Since(start)
+				if !c.refuse {
+					if err != nil {
+						t.Fatalf("a chain with an extra %d-bit key: %v", c.bits, err)
+					}
+					return
+				}
+				var he *HandshakeError
+				var ce *CertificateError
+				if !errors.As(err, &he) || !errors.As(err, &ce) || !errors.Is(err, ErrKeyTooLarge) || ce.ServerName != "fp.test" {
+					t.Fatalf("got %v (%T), want a *HandshakeError holding a *CertificateError for fp.test matching ErrKeyTooLarge", err, err)
+				}
+				if took > 3*time.Second {
+					t.Fatalf("refusing the %d-bit key took %v", c.bits, took)
+				}
+			})
+		}
 	}
 }
