@@ -64,7 +64,7 @@ var importRules = []importRule{
 	{pkg: "profile", layer: 1, mod: "fields",
 		std: "bytes embed encoding/hex encoding/json errors fmt io slices strconv strings sync"},
 	{pkg: "internal/h1", layer: 1, mod: "fields",
-		std: "bytes context errors fmt io math net os strconv strings sync sync/atomic syscall time"},
+		std: "bytes context errors fmt io math net os strconv strings sync sync/atomic syscall time unsafe"},
 	{pkg: "internal/h2", layer: 1, mod: "fields",
 		ext: "golang.org/x/net/http2 golang.org/x/net/http2/hpack",
 		std: "bufio context errors fmt io net os runtime slices strconv strings sync sync/atomic time unsafe"},

@@ -46,7 +46,7 @@ type Conn struct {
 	lim limits
 
 	release func(c *Conn, reusable bool)
-	alloc   func(nfields int) *Response
+	alloc   func(nfields, nbytes int) (*Response, []byte)
 
 	rbuf   []byte // read buffer; unread bytes are rbuf[r:w]
 	r, w   int
@@ -125,9 +125,16 @@ func (c *Conn) IdleTimeout() time.Duration { return c.keepAlive }
 // SetAlloc sets fn to make the Response of RoundTripNew once the final head
 // has been parsed: nfields is its number of header fields, and the fields
 // are appended to the returned Response's Header[:0], so a Header with that
-// much capacity (say an array in the same allocation) costs no slice. Call
-// SetAlloc before RoundTripNew, not concurrently with it.
-func (c *Conn) SetAlloc(fn func(nfields int) *Response) { c.alloc = fn }
+// much capacity (say an array in the same allocation) costs no slice.
+// nbytes is the length of the string the head's names and values (and an
+// inline body) are cut from: when fn also returns room with at least that
+// capacity, the string is built in room, which nothing may write again
+// (say a byte array at the end of the same allocation); else it gets an
+// allocation of its own. Call SetAlloc before RoundTripNew, not
+// concurrently with it.
+func (c *Conn) SetAlloc(fn func(nfields, nbytes int) (resp *Response, room []byte)) {
+	c.alloc = fn
+}
 
 // Requests returns the number of requests started on this connection; a
 // reused connection has more than one.

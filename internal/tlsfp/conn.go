@@ -169,6 +169,15 @@ type Conn struct {
 	raw *handshakeConn
 }
 
+// Write writes application data through uTLS's record layer (its Conn's
+// Write), not through UConn.Write. The two differ only in which handshake
+// they would run, and the handshake is over when a Conn is handed out
+// (renegotiation is refused). UConn.Write defers its Close interlock inside
+// a loop, which puts a defer record on the heap: an allocation per write.
+func (c *Conn) Write(p []byte) (int, error) {
+	return c.UConn.Conn.Write(p)
+}
+
 // Read reads application data; a close without close_notify ends it with
 // io.ErrUnexpectedEOF instead of io.EOF, and a fatal alert from the server
 // with an *AlertError.
