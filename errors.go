@@ -3,10 +3,11 @@ package guise
 import (
 	"context"
 	"errors"
-	"github.com/guise-http/guise/internal/ws"
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/guise-http/guise/internal/ws"
 
 	"github.com/guise-http/guise/internal/decode"
 	"github.com/guise-http/guise/internal/h1"
