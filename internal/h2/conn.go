@@ -70,6 +70,9 @@ type ClientConn struct {
 	nclock chan struct{}
 	werr   error    // first error of a frame write; under wlock
 	hbuf   []byte   // header block scratch; under wlock
+	// boxes are idleBufs's holders of wb.b, spare and hbuf: empty while
+	// the connection holds the buffers; see releaseBuffers. Under wlock.
+	boxes [3]*[]byte
 	enc    *encoder // under wlock
 	wake   chan struct{}
 	// The control writer runs only while there is work (see startWriter):
