@@ -77,9 +77,9 @@ var importRules = []importRule{
 
 	// Layer 2: TLS (the one uTLS importer) and the fingerprint oracle.
 	{pkg: "internal/tlsfp", layer: 2, mod: "profile",
-		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
+		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle golang.org/x/sys/unix",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
-			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
+			"encoding/binary errors fmt io math/big net os reflect slices strconv strings sync sync/atomic syscall time"},
 	// The QUIC client's packets from profile data: no TLS (tlsfp hands it
 	// the ClientHello), no I/O yet.
 	{pkg: "internal/quic", layer: 2, mod: "profile internal/quicwire", std: "encoding/binary errors fmt io"},
@@ -97,7 +97,8 @@ var importRules = []importRule{
 	// Layer 4: adapters and the command.
 	{pkg: "nethttp", layer: 4, mod: ". fields"},
 	// The C ABI (go build -buildmode=c-shared ./ffi) under bindings/.
-	{pkg: "ffi", layer: 4, mod: ". cookie profile", denyStd: "net/http"},
+	// internal/h1 for WithHostThread only: its blocking calls run on the host's thread.
+	{pkg: "ffi", layer: 4, mod: ". cookie profile internal/h1", denyStd: "net/http"},
 	{pkg: "cmd/guise", layer: 4, mod: ". cookie fields fingerprint profile",
 		ext: "github.com/schollz/progressbar/v3 github.com/spf13/cobra golang.org/x/term"},
 }

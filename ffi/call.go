@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -130,11 +131,16 @@ func (c *call) send(clientHandle uint64, r *request) error {
 			return invalidError{err}
 		}
 	}
+	ctx := c.ctx
+	if c.into != nil {
+		// guise_fetch: this goroutine is the host's thread's.
+		ctx = h1.WithHostThread(ctx)
+	}
 	var resp *guise.Response
 	if ss == nil {
-		resp, err = guise.Do(c.ctx, req)
+		resp, err = guise.Do(ctx, req)
 	} else {
-		resp, err = ss.s.Do(c.ctx, req)
+		resp, err = ss.s.Do(ctx, req)
 	}
 	if err != nil {
 		return err

@@ -178,6 +178,26 @@ func (c *Conn) RoundTripNew(ctx context.Context, req *Request) (*Response, error
 	return c.roundTrip(ctx, req, nil)
 }
 
+// hostThreadReader is a connection that can wait for reads in the kernel
+// on the calling thread (tlsfp.Conn).
+type hostThreadReader interface{ SetHostThreadReads(bool) }
+
+type hostThreadKey struct{}
+
+// WithHostThread marks ctx as that of a request made on a goroutine locked
+// to a C thread (the C ABI's blocking calls): its reads wait in the kernel
+// on that thread, where the connection allows, instead of parking the
+// goroutine, which would cost two handoffs between threads per read.
+func WithHostThread(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hostThreadKey{}, true)
+}
+
+// OnHostThread reports whether ctx was marked by WithHostThread.
+func OnHostThread(ctx context.Context) bool {
+	on, _ := ctx.Value(hostThreadKey{}).(bool)
+	return on
+}
+
 // roundTrip is RoundTrip into resp, or into a Response from c.alloc when
 // resp is nil.
 func (c *Conn) roundTrip(ctx context.Context, req *Request, resp *Response) (*Response, error) {
@@ -194,6 +214,9 @@ func (c *Conn) roundTrip(ctx context.Context, req *Request, resp *Response) (*Re
 	c.hs = blockScan{}
 	c.budget = c.lim.maxHeaderBytes
 
+	if h, ok := c.nc.(hostThreadReader); ok {
+		h.SetHostThreadReads(OnHostThread(ctx))
+	}
 	var err error
 	c.plan, err = c.prepare(req)
 	if err != nil {
