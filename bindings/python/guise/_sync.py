@@ -75,6 +75,9 @@ class Response:
     stream=True holds its connection until its body is read or close() is
     called (or a with block ends)."""
 
+    __slots__ = ("_lib", "_h", "_owner", "_fin", "_head", "_headers", "_fields", "_content", "_encoding",
+                 "status_code", "reason", "url", "http_version", "decoded", "__weakref__")
+
     def __init__(self, lib, h, head, owner=None):
         self._lib, self._h, self._owner = lib, h, owner
         self.status_code = head.status_code
@@ -291,7 +294,9 @@ class Session:
         return send(self._h, method.upper(), url, **kw)
 
     def get(self, url, **kw):
-        return self.request("GET", url, **kw)
+        if not self._fin.alive:
+            raise from_struct(_closed())
+        return send(self._h, "GET", url, **kw)
 
     def head(self, url, **kw):
         return self.request("HEAD", url, **kw)
