@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"weak"
 )
 
 // cannedServer answers every request on a keep-alive connection with the
@@ -249,5 +252,35 @@ func drain(r io.Reader, buf []byte) error {
 			}
 			return err
 		}
+	}
+}
+
+// TestCookieDoesNotKeepResponse: a cookie the Session's jar stores from a
+// Set-Cookie field is a copy, so that it does not keep alive the Response
+// whose allocation holds the head's string (and, through its body, the
+// connection and its buffers).
+func TestCookieDoesNotKeepResponse(t *testing.T) {
+	srv := newCannedServer(t, "HTTP/1.1 200 OK\r\nSet-Cookie: id=abc123; Path=/\r\nContent-Length: 2\r\n\r\nok")
+	var s Session
+	defer s.Close()
+	resp, err := s.Do(context.Background(), &Request{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := drain(resp.Body, make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	w := weak.Make(resp)
+	resp = nil
+	for range 3 {
+		runtime.GC()
+	}
+	if w.Value() != nil {
+		t.Fatal("the Response is still reachable after the jar stored its cookie")
+	}
+	var b bytes.Buffer
+	if err := s.Cookies().WriteJSON(&b); err != nil || !strings.Contains(b.String(), "abc123") {
+		t.Fatalf("the jar holds %s (%v)", b.String(), err)
 	}
 }
