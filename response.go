@@ -53,7 +53,10 @@ type Response struct {
 // heads get fields room only, and the copy is allocated on its own.
 //
 // A header value the caller keeps keeps the whole Response alive: at most
-// 4 KiB.
+// 4 KiB, and, for a body streamed from the connection, the connection's
+// engine and buffers with it (a body complete with its head refers to no
+// connection). guise's own long-lived state copies what it keeps (the
+// cookie jar: TestCookieDoesNotKeepResponse).
 type h1Response struct {
 	Response
 	eng h1.Response

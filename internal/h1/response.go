@@ -90,6 +90,11 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 	resp.Header = appendFields(resp.Header, s, spans)
 	resp.ContentLength = f.cl
 	resp.Body = Body{c: c, gen: c.gen, kind: kind, reuse: f.reuse, idle: req.BodyIdleTimeout, trailer: &resp.Trailer}
+	if kind == bodyInline || kind == bodyNone {
+		// Nothing of it is read from the connection: a Response kept for
+		// its fields does not keep the connection alive.
+		resp.Body.c = nil
+	}
 	switch kind {
 	case bodyNone:
 		resp.Body.err = nil
