@@ -200,9 +200,10 @@ func (c *conn) exchange(ctx context.Context, r *h1.Request, start time.Time) (*h
 }
 
 // allocResp is the h1 engine's SetAlloc function.
-func (c *conn) allocResp(nfields int) *h1.Response {
-	c.resp = newH1Response(nfields)
-	return &c.resp.eng
+func (c *conn) allocResp(nfields, nbytes int) (*h1.Response, []byte) {
+	resp, room := newH1Response(nfields, nbytes)
+	c.resp = resp
+	return &resp.eng, room
 }
 
 func (c *conn) release(reusable bool) {

@@ -160,7 +160,7 @@ type h3Result struct {
 // the pool; one that fails (UDP blocked, a handshake that timed out)
 // marks the alternative broken, and the request goes over TCP without
 // an error.
-func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *options, trace *httptrace.ClientTrace, now time.Time, fresh bool, u *parsedURL, alt altsvc.Alternative, forced bool) (*conn, grant, error) {
+func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *options, trace *httptrace.ClientTrace, now time.Time, fresh bool, origin string, alt altsvc.Alternative, forced bool) (*conn, grant, error) {
 	oc := *o0 // a copy, so that the caller's options do not escape on the hot path
 	o := &oc
 	hkey := key
@@ -204,12 +204,12 @@ func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *optio
 		if err != nil {
 			st.pool.Failed(hkey, l)
 			if !forced {
-				st.alt.MarkBroken(u.origin, alt, time.Now())
+				st.alt.MarkBroken(origin, alt, time.Now())
 			}
 		} else {
 			c.pooled = true
 			st.pool.Shared(hkey, l, c)
-			st.alt.MarkWorking(u.origin, alt)
+			st.alt.MarkWorking(origin, alt)
 		}
 		qch <- h3Result{c, err}
 	}()

@@ -66,7 +66,7 @@ var importRules = []importRule{
 	{pkg: "profile", layer: 1, mod: "fields",
 		std: "bytes embed encoding/hex encoding/json errors fmt io slices strconv strings sync"},
 	{pkg: "internal/h1", layer: 1, mod: "fields",
-		std: "bytes context errors fmt io math net os strconv strings sync sync/atomic syscall time"},
+		std: "bytes context errors fmt io math net os strconv strings sync sync/atomic syscall time unsafe"},
 	{pkg: "internal/h2", layer: 1, mod: "fields",
 		ext: "golang.org/x/net/http2 golang.org/x/net/http2/hpack",
 		std: "bufio context errors fmt io net os runtime slices strconv strings sync sync/atomic time unsafe"},
@@ -79,9 +79,9 @@ var importRules = []importRule{
 
 	// Layer 2: TLS (the one uTLS importer) and the fingerprint oracle.
 	{pkg: "internal/tlsfp", layer: 2, mod: "profile",
-		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle",
+		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle golang.org/x/sys/unix",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
-			"encoding/binary errors fmt io math/big net reflect slices strconv strings sync sync/atomic time"},
+			"encoding/binary errors fmt io math/big net os reflect slices strconv strings sync sync/atomic syscall time"},
 	// The HTTP/3 engine over a QUIC interface of its own: no QUIC stack, no
 	// TLS, no pool, no profile (the root turns the profile into its Config).
 	{pkg: "internal/h3", layer: 2, mod: "fields internal/quicwire internal/h3wire",
@@ -111,7 +111,8 @@ var importRules = []importRule{
 	// Layer 5: adapters and the command.
 	{pkg: "nethttp", layer: 5, mod: ". fields"},
 	// The C ABI (go build -buildmode=c-shared ./ffi) under bindings/.
-	{pkg: "ffi", layer: 5, mod: ". cookie profile", denyStd: "net/http"},
+	// internal/h1 for WithHostThread only: its blocking calls run on the host's thread.
+	{pkg: "ffi", layer: 5, mod: ". cookie profile internal/h1", denyStd: "net/http"},
 	{pkg: "cmd/guise", layer: 5, mod: ". cookie fields fingerprint profile",
 		ext: "github.com/schollz/progressbar/v3 github.com/spf13/cobra golang.org/x/term"},
 }

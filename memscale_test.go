@@ -36,12 +36,12 @@ const memScaleCI = 500
 // memBudget is the most heap plus stacks one idle Session with one idle
 // HTTP/2 connection over TLS may hold: issue 16's 48 KiB. memBudgetRatio
 // bounds it against one net/http Client with its own Transport. The issue
-// asks for 0.5x; guise holds 0.86x (31 KiB against 36 KiB at 500, see
-// docs/BENCHMARKS.md), so the budget is what it holds, and no regression
-// past net/http's passes.
+// asks for 0.5x; guise holds 0.73-0.80x (26.9 KiB against 36.7 KiB at
+// 2,000, 28.2 against 35.3 at 500; see docs/DESIGN.md), so the budget is
+// a little above what it holds: a regression of a few KiB per Session fails.
 const (
 	memBudget      = 48 << 10
-	memBudgetRatio = 1.0
+	memBudgetRatio = 0.9
 )
 
 // The roles of TestMemoryAtScale's processes, in GUISE_MEMSCALE_ROLE.

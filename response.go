@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http/httptrace"
 	"time"
+	"unsafe"
 
 	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/internal/h2"
@@ -42,16 +43,85 @@ type Response struct {
 }
 
 // h1Response is a Response with what an HTTP/1.1 exchange needs. It is
-// allocated as one of the types below, with room for the head's fields in
-// the same allocation, sized once the head has been parsed: most heads
-// fit in 8 or 16 fields and pay for no more (the garbage collector's work
-// grows with the bytes allocated per request).
+// allocated as one of the types below, sized once the head has been
+// parsed, with room in the same allocation for the head's fields and for
+// the copy of the head (and of an inline body) that their names and values
+// are cut from: one allocation per response. Each type fills a malloc size
+// class (TestResponseSizeClasses); a response comes in the smallest that
+// holds it, so most pay for no more room than they use (the garbage
+// collector's work grows with the bytes allocated per request). Larger
+// heads get fields room only, and the copy is allocated on its own.
+//
+// A header value the caller keeps keeps the whole Response alive: at most
+// 4 KiB, and, for a body streamed from the connection, the connection's
+// engine and buffers with it (a body complete with its head refers to no
+// connection). guise's own long-lived state copies what it keeps (the
+// cookie jar: TestCookieDoesNotKeepResponse).
 type h1Response struct {
 	Response
 	eng h1.Response
 }
 
+// The room types, named for their size class: hdr holds the fields, buf
+// (last, so that the garbage collector does not scan it) the head's copy,
+// sized to fill the class. An object of over 512 bytes with pointers
+// carries an 8-byte header of the runtime's in its slot.
+const (
+	mallocHeader = 8
+	h1Base       = int(unsafe.Sizeof(h1Response{}))
+	fieldSize    = int(unsafe.Sizeof(Field{}))
+	room768      = 768 - mallocHeader - h1Base - 4*fieldSize
+	room896      = 896 - mallocHeader - h1Base - 4*fieldSize
+	room1024     = 1024 - mallocHeader - h1Base - 8*fieldSize
+	room1280     = 1280 - mallocHeader - h1Base - 8*fieldSize
+	room1536     = 1536 - mallocHeader - h1Base - 16*fieldSize
+	room2048     = 2048 - mallocHeader - h1Base - 16*fieldSize
+	room2688     = 2688 - mallocHeader - h1Base - 32*fieldSize
+	room4096     = 4096 - mallocHeader - h1Base - 32*fieldSize
+)
+
 type (
+	h1Response768 struct {
+		h1Response
+		hdr [4]Field
+		buf [room768]byte
+	}
+	h1Response896 struct {
+		h1Response
+		hdr [4]Field
+		buf [room896]byte
+	}
+	h1Response1024 struct {
+		h1Response
+		hdr [8]Field
+		buf [room1024]byte
+	}
+	h1Response1280 struct {
+		h1Response
+		hdr [8]Field
+		buf [room1280]byte
+	}
+	h1Response1536 struct {
+		h1Response
+		hdr [16]Field
+		buf [room1536]byte
+	}
+	h1Response2048 struct {
+		h1Response
+		hdr [16]Field
+		buf [room2048]byte
+	}
+	h1Response2688 struct {
+		h1Response
+		hdr [32]Field
+		buf [room2688]byte
+	}
+	h1Response4096 struct {
+		h1Response
+		hdr [32]Field
+		buf [room4096]byte
+	}
+
 	h1Response4 struct {
 		h1Response
 		hdr [4]Field
@@ -70,14 +140,36 @@ type (
 	}
 )
 
-// newH1Response makes a Response with room for nfields header fields in
-// its own allocation.
-func newH1Response(nfields int) *h1Response {
-	var (
-		r   *h1Response
-		hdr []Field
-	)
+// newH1Response makes a Response with room for nfields header fields and,
+// when they fit, nbytes of head in its own allocation; room is the bytes'
+// room (nil when they do not fit).
+func newH1Response(nfields, nbytes int) (r *h1Response, room []byte) {
+	var hdr []Field
 	switch {
+	case nfields <= 4 && nbytes <= room768:
+		x := new(h1Response768)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 4 && nbytes <= room896:
+		x := new(h1Response896)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 8 && nbytes <= room1024:
+		x := new(h1Response1024)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 8 && nbytes <= room1280:
+		x := new(h1Response1280)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 16 && nbytes <= room1536:
+		x := new(h1Response1536)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 16 && nbytes <= room2048:
+		x := new(h1Response2048)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 32 && nbytes <= room2688:
+		x := new(h1Response2688)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
+	case nfields <= 32 && nbytes <= room4096:
+		x := new(h1Response4096)
+		r, hdr, room = &x.h1Response, x.hdr[:0], x.buf[:0]
 	case nfields <= 4:
 		x := new(h1Response4)
 		r, hdr = &x.h1Response, x.hdr[:0]
@@ -94,7 +186,7 @@ func newH1Response(nfields int) *h1Response {
 		r, hdr = new(h1Response), make([]Field, 0, nfields)
 	}
 	r.eng.Header = hdr
-	return r
+	return r, room
 }
 
 // h2Response is a Response with what an HTTP/2 exchange needs, in one

@@ -266,7 +266,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 	var c *conn
 	var g grant
 	if useH3 {
-		c, g, err = st.getConnH3(ctx, key, o, trace, tm.Start, fresh, u, alt, forced)
+		c, g, err = st.getConnH3(ctx, key, o, trace, tm.Start, fresh, u.origin, alt, forced)
 	} else {
 		c, g, err = st.getConn(ctx, key, o, trace, tm.Start, fresh)
 	}

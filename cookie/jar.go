@@ -13,6 +13,7 @@ package cookie
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,6 +206,11 @@ func (j *Jar) SetCookie(u *url.URL, setCookieValue string) error {
 }
 
 func (j *Jar) setLocked(scheme, host string, u *url.URL, line string, now time.Time) error {
+	// The cookie's strings are cut from line: a copy of its own, so that a
+	// stored cookie does not keep alive what the caller's line was cut
+	// from (guise's response heads are cut from one string in the
+	// Response's allocation, which holds its connection).
+	line = strings.Clone(line)
 	c, err := parseSetCookie(line, j.maxCookieBytes())
 	if err != nil {
 		return err

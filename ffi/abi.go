@@ -130,6 +130,7 @@ typedef struct {
 
 #define GUISE_HEAD_DECODED 1  // guise undid the Content-Encoding
 #define GUISE_HEAD_COMPLETE 2 // the whole body is in the prefetch buffer
+#define GUISE_HEAD_COPIED 4   // guise_fetch: meta and body are in the caller's buffer; no call
 
 // guise_stats is a snapshot for leak tests (guise_stats_read).
 typedef struct {
@@ -148,6 +149,18 @@ typedef struct {
 // guise_call_error and guise_response_head, read with guise_body_read, and
 // release it with guise_close. (guise_start is its async form.)
 guise_handle guise_send(guise_handle client, guise_request *req);
+
+// guise_fetch is guise_send for a host waiting on its own thread, with the
+// small response's reads folded in. It runs the request on the calling
+// thread (no handoff to another) until the head has arrived, with the body
+// prefetched as guise_send does, and fills *head. When the whole body is
+// in and guise_head.meta_len plus the body fit in cap bytes, it writes the
+// meta (as guise_response_meta) and then the body into buf, sets
+// GUISE_HEAD_COPIED, ends the call itself and returns 0. Otherwise it
+// returns a call handle, as guise_send, to read from and close. On failure
+// it returns 0 with *err filled (err->kind is 0 on success; the rest of
+// *err is then left as it was). buf is written only during the call.
+guise_handle guise_fetch(guise_handle client, guise_request *req, guise_head *head, uint8_t *buf, size_t cap, guise_error *err);
 
 // guise_body_read reads up to cap body bytes into buf. With done NULL it
 // blocks and returns the count: > 0 bytes, 0 at the end of the body, or
@@ -174,7 +187,8 @@ int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_
 // guise_close: releases any handle (closing a Session, Transport, call or
 //   stream); GUISE_E_BAD_HANDLE if it was already released.
 // guise_send: a request, blocking until its head; guise_start: the same,
-//   async. Both return a call handle to close.
+//   async. Both return a call handle to close. guise_fetch: guise_send on
+//   the calling thread, a small response copied out in the same call.
 // guise_call_error, guise_response_head, guise_response_meta: a call's
 //   outcome and head.
 // guise_body_read: body bytes into the caller's buffer, blocking or async
@@ -365,6 +379,37 @@ func guise_start(client C.guise_handle, req *C.guise_request, done C.guise_done_
 	return C.guise_handle(h)
 }
 
+// guise_fetch is documented in the header above (it has a C prototype
+// there because cgo writes none for it before its first use).
+//
+//export guise_fetch
+func guise_fetch(client C.guise_handle, req *C.guise_request, head *C.guise_head, buf *C.uint8_t, capacity C.size_t, e *C.guise_error) C.guise_handle {
+	c, r, err := prepare(req)
+	if err == nil {
+		// The caller's buffer, for the meta and a prefetched body: valid
+		// until this function returns, and not kept past it (see send).
+		c.into = goBytes(unsafe.Pointer(buf), capacity)
+		c.run(uint64(client), r)
+		c.into = nil
+		err = c.headErr()
+	}
+	if err != nil {
+		c.close()
+		fillError(e, err)
+		return 0
+	}
+	fillHead(c, head)
+	if e != nil {
+		e.kind = 0
+	}
+	if c.copied {
+		head.flags |= C.GUISE_HEAD_COPIED
+		c.close()
+		return 0
+	}
+	return C.guise_handle(newHandle(c))
+}
+
 func prepare(req *C.guise_request) (*call, *request, error) {
 	r, err := goRequest(req)
 	if err != nil {
@@ -398,6 +443,12 @@ func guise_response_head(h C.guise_handle, head *C.guise_head) C.int32_t {
 	if err := c.headErr(); err != nil {
 		return C.int32_t(classify(err).kind)
 	}
+	fillHead(c, head)
+	return 0
+}
+
+// fillHead describes the head of c, a call whose head is in.
+func fillHead(c *call, head *C.guise_head) {
 	r := c.resp
 	head.status = C.int32_t(r.StatusCode)
 	head.proto = C.int32_t(protoNumber(r.Proto))
@@ -411,7 +462,6 @@ func guise_response_head(h C.guise_handle, head *C.guise_head) C.int32_t {
 		head.flags |= C.GUISE_HEAD_COMPLETE
 	}
 	head.meta_len = C.uint32_t(len(c.meta))
-	return 0
 }
 
 // guise_response_meta copies the head's strings into buf: the final URL

@@ -1,7 +1,11 @@
 // The blocking forms of guise_send, guise_body_read and guise_stream_write:
-// the async form, and a wait on a semaphore in C. The host's thread never
-// runs a Go goroutine that blocks: a goroutine entered from a C thread is
-// locked to it, and each of its wakeups would be a handoff between threads.
+// the async form, and a wait on a semaphore in C, so that the host's thread
+// never runs a Go goroutine that blocks (a goroutine entered from a C
+// thread is locked to it, and each of its wakeups is a handoff between
+// threads). guise_fetch (ffi/abi.go) does run its request on the host's
+// thread: measured from C against a keep-alive server, the handoffs of a
+// locked goroutine cost less than starting a goroutine and waking the
+// host, 46-60 us against 65-70 us of CPU per request (2 cores, shared).
 
 #include <errno.h>
 #include <semaphore.h>

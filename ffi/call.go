@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/internal/h1"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -43,6 +44,10 @@ type call struct {
 	err   error // the request's error, then the body's
 	meta  []byte
 	dec   bool
+	// into is guise_fetch's buffer while it runs; copied says the meta
+	// and the whole body went into it (and the call is over).
+	into   []byte
+	copied bool
 
 	// Owned by the one read in flight (see read):
 	pre     []byte // prefetched body bytes not yet read
@@ -126,42 +131,66 @@ func (c *call) send(clientHandle uint64, r *request) error {
 			return invalidError{err}
 		}
 	}
+	ctx := c.ctx
+	if c.into != nil {
+		// guise_fetch: this goroutine is the host's thread's.
+		ctx = h1.WithHostThread(ctx)
+	}
 	var resp *guise.Response
 	if ss == nil {
-		resp, err = guise.Do(c.ctx, req)
+		resp, err = guise.Do(ctx, req)
 	} else {
-		resp, err = ss.s.Do(c.ctx, req)
+		resp, err = ss.s.Do(ctx, req)
 	}
 	if err != nil {
 		return err
 	}
 	c.resp, c.dec = resp, resp.Decoded
-	c.meta = appendMeta(c.meta, resp)
 	limit := r.prefetch
 	if limit == 0 {
 		limit = defaultPrefetch
 	}
-	if n := resp.ContentLength; n >= 0 && n <= limit {
-		buf := make([]byte, n)
-		m, rerr := io.ReadFull(resp.Body, buf)
-		c.pre, c.plen, c.eof = buf[:m], int64(m), true
-		if rerr != nil {
-			c.bodyErr, c.err = rerr, rerr
-		}
-		resp.Body.Close()
-		c.bodyClosed = true
+	n := resp.ContentLength
+	if n < 0 || n > limit {
+		c.meta = appendMeta(nil, resp)
+		return nil
+	}
+	// A body of known length is read now. For guise_fetch, the meta and
+	// the body go straight into the caller's buffer when both fit; what
+	// stays in the call afterwards (a failed read) is copied out of it.
+	var buf []byte
+	m := metaLen(resp)
+	inCaller := int64(m)+n <= int64(len(c.into))
+	if inCaller {
+		c.meta = appendMeta(c.into[:0:m], resp)
+		buf = c.into[m : int64(m)+n]
+	} else {
+		c.meta = appendMeta(nil, resp)
+		buf = make([]byte, n)
+	}
+	got, rerr := io.ReadFull(resp.Body, buf)
+	c.pre, c.plen, c.eof = buf[:got], int64(got), true
+	if rerr != nil {
+		c.bodyErr, c.err = rerr, rerr
+	}
+	resp.Body.Close()
+	c.bodyClosed = true
+	switch {
+	case inCaller && rerr == nil:
+		c.copied = true
+	case inCaller:
+		c.meta, c.pre = bytes.Clone(c.meta), bytes.Clone(c.pre)
 	}
 	return nil
 }
 
 // appendMeta encodes the head's strings: URL NUL reason NUL, then each
 // field as name NUL value NUL, in the order received.
+// b is nil, or has room for exactly metaLen(resp) bytes.
 func appendMeta(b []byte, resp *guise.Response) []byte {
-	n := len(resp.URL) + len(resp.Status) + 2
-	for _, f := range resp.Header {
-		n += len(f.Name) + len(f.Value) + 2
+	if b == nil {
+		b = make([]byte, 0, metaLen(resp))
 	}
-	b = make([]byte, 0, n)
 	b = append(append(b, resp.URL...), 0)
 	b = append(append(b, resp.Status...), 0)
 	for _, f := range resp.Header {
@@ -169,6 +198,15 @@ func appendMeta(b []byte, resp *guise.Response) []byte {
 		b = append(append(b, f.Value...), 0)
 	}
 	return b
+}
+
+// metaLen is the length of appendMeta's encoding of resp.
+func metaLen(resp *guise.Response) int {
+	n := len(resp.URL) + len(resp.Status) + 2
+	for _, f := range resp.Header {
+		n += len(f.Name) + len(f.Value) + 2
+	}
+	return n
 }
 
 // ready reports whether the head is in.
@@ -289,8 +327,17 @@ func (c *call) readBody(p []byte) (int, error) {
 // close cancels the call and releases its response. A read in flight ends
 // with an error and closes the body itself; its done still runs.
 func (c *call) close() {
-	c.cancel()
 	c.mu.Lock()
+	if !c.ready() || !c.bodyClosed || c.busy {
+		// The request or its body is still running: end it. A call whose
+		// body was read to its end (or closed) has nothing to end, and its
+		// context is not cancelled: the connection's engine keeps a
+		// context.AfterFunc registration on it until its next request,
+		// which a cancel would run on a goroutine of its own, waking a
+		// thread per request for nothing. (The context's parent is
+		// Background, so an uncancelled one holds nothing.)
+		c.cancel()
+	}
 	if !c.closed {
 		c.closed = true
 		liveCalls.Add(-1)

@@ -120,6 +120,7 @@ typedef struct {
 
 #define GUISE_HEAD_DECODED 1  // guise undid the Content-Encoding
 #define GUISE_HEAD_COMPLETE 2 // the whole body is in the prefetch buffer
+#define GUISE_HEAD_COPIED 4   // guise_fetch: meta and body are in the caller's buffer; no call
 
 // guise_stats is a snapshot for leak tests (guise_stats_read).
 typedef struct {
@@ -138,6 +139,18 @@ typedef struct {
 // guise_call_error and guise_response_head, read with guise_body_read, and
 // release it with guise_close. (guise_start is its async form.)
 guise_handle guise_send(guise_handle client, guise_request *req);
+
+// guise_fetch is guise_send for a host waiting on its own thread, with the
+// small response's reads folded in. It runs the request on the calling
+// thread (no handoff to another) until the head has arrived, with the body
+// prefetched as guise_send does, and fills *head. When the whole body is
+// in and guise_head.meta_len plus the body fit in cap bytes, it writes the
+// meta (as guise_response_meta) and then the body into buf, sets
+// GUISE_HEAD_COPIED, ends the call itself and returns 0. Otherwise it
+// returns a call handle, as guise_send, to read from and close. On failure
+// it returns 0 with *err filled (err->kind is 0 on success; the rest of
+// *err is then left as it was). buf is written only during the call.
+guise_handle guise_fetch(guise_handle client, guise_request *req, guise_head *head, uint8_t *buf, size_t cap, guise_error *err);
 
 // guise_body_read reads up to cap body bytes into buf. With done NULL it
 // blocks and returns the count: > 0 bytes, 0 at the end of the body, or
@@ -164,7 +177,8 @@ int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_
 // guise_close: releases any handle (closing a Session, Transport, call or
 //   stream); GUISE_E_BAD_HANDLE if it was already released.
 // guise_send: a request, blocking until its head; guise_start: the same,
-//   async. Both return a call handle to close.
+//   async. Both return a call handle to close. guise_fetch: guise_send on
+//   the calling thread, a small response copied out in the same call.
 // guise_call_error, guise_response_head, guise_response_meta: a call's
 //   outcome and head.
 // guise_body_read: body bytes into the caller's buffer, blocking or async
@@ -241,6 +255,7 @@ extern guise_handle guise_transport_new(char* opts, size_t n, guise_error* e);
 extern guise_handle guise_session_new(char* opts, size_t n, guise_error* e);
 extern int32_t guise_close(guise_handle h);
 extern guise_handle guise_start(guise_handle client, guise_request* req, guise_done_fn done, void* user);
+extern guise_handle guise_fetch(guise_handle client, guise_request* req, guise_head* head, uint8_t* buf, size_t capacity, guise_error* e);
 extern int32_t guise_call_error(guise_handle h, guise_error* e);
 extern int32_t guise_response_head(guise_handle h, guise_head* head);
 extern int32_t guise_response_meta(guise_handle h, uint8_t* buf, size_t capacity);

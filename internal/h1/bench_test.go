@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/guise-http/guise/fields"
 )
@@ -296,47 +297,57 @@ func BenchmarkNetHTTPRoundTrip(b *testing.B) {
 }
 
 // TestRoundTripNewAllocSize checks that RoundTripNew asks SetAlloc's
-// function for a Response once, with the head's number of fields, fills
-// that Response, and that a Response without the capacity still gets every
-// field.
+// function for a Response once, with the head's number of fields and the
+// length of its copy (head and inline body), fills that Response, builds
+// the copy in the room offered when it is enough, and that a Response or a
+// room without the capacity still gets every field and the body.
 func TestRoundTripNewAllocSize(t *testing.T) {
 	s := cannedServer(t, smallResp)
 	c := s.dial(t, nil)
 	c.SetRelease(func(*Conn, bool) {})
 	req := &Request{Method: "GET", Target: "/", Header: fields.Header{{Name: "Host", Value: "example.com"}}}
 	ctx := context.Background()
-	for _, room := range []int{4, 0} {
-		var calls, asked int
+	for _, room := range []struct{ fields, bytes int }{{4, len(smallResp)}, {4, len(smallResp) - 1}, {0, 0}} {
+		var calls, asked, askedBytes int
 		var made *Response
-		c.SetAlloc(func(n int) *Response {
+		buf := make([]byte, room.bytes)
+		c.SetAlloc(func(n, nb int) (*Response, []byte) {
 			calls++
-			asked = n
-			made = &Response{Header: make(fields.Header, 0, room)}
-			return made
+			asked, askedBytes = n, nb
+			made = &Response{Header: make(fields.Header, 0, room.fields)}
+			return made, buf[:0]
 		})
 		resp, err := c.RoundTripNew(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if calls != 1 || asked != 4 {
-			t.Fatalf("room %d: alloc called %d times for %d fields, want once for 4", room, calls, asked)
+		if calls != 1 || asked != 4 || askedBytes != len(smallResp) {
+			t.Fatalf("room %v: alloc called %d times for %d fields and %d bytes, want once for 4 and %d",
+				room, calls, asked, askedBytes, len(smallResp))
 		}
 		if resp != made {
-			t.Fatalf("room %d: RoundTripNew returned a Response other than alloc's", room)
+			t.Fatalf("room %v: RoundTripNew returned a Response other than alloc's", room)
 		}
-		if len(resp.Header) != 4 || resp.Header[3].Name != "Content-Length" || resp.StatusCode != 200 {
-			t.Fatalf("room %d: got status %d, header %v", room, resp.StatusCode, resp.Header)
+		if len(resp.Header) != 4 || resp.Header[3].Name != "Content-Length" || resp.StatusCode != 200 || resp.Reason != "OK" {
+			t.Fatalf("room %v: got status %d %q, header %v", room, resp.StatusCode, resp.Reason, resp.Header)
 		}
-		if room >= 4 && cap(resp.Header) != room {
-			t.Fatalf("room %d: the fields did not go into alloc's array", room)
+		if room.fields >= 4 && cap(resp.Header) != room.fields {
+			t.Fatalf("room %v: the fields did not go into alloc's array", room)
+		}
+		inRoom := room.bytes > 0 && unsafe.StringData(resp.Header[0].Name) == &buf[len("HTTP/1.1 200 OK\r\n")]
+		if want := room.bytes >= len(smallResp); inRoom != want {
+			t.Fatalf("room %v: head copied into the room %v, want %v", room, inRoom, want)
 		}
 		b, err := io.ReadAll(&resp.Body)
 		if err != nil || string(b) != "hello, world!" {
-			t.Fatalf("room %d: body %q, %v", room, b, err)
+			t.Fatalf("room %v: body %q, %v", room, b, err)
+		}
+		if inRoom && string(buf) != string(smallResp) {
+			t.Fatalf("room %v: room holds %q", room, buf)
 		}
 	}
 	// A failed exchange makes no Response.
-	c.SetAlloc(func(int) *Response { t.Fatal("alloc called for a failed exchange"); return nil })
+	c.SetAlloc(func(int, int) (*Response, []byte) { t.Fatal("alloc called for a failed exchange"); return nil, nil })
 	c.Close()
 	if _, err := c.RoundTripNew(ctx, req); err == nil {
 		t.Fatal("RoundTripNew on a closed connection succeeded")

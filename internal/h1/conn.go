@@ -46,7 +46,7 @@ type Conn struct {
 	lim limits
 
 	release func(c *Conn, reusable bool)
-	alloc   func(nfields int) *Response
+	alloc   func(nfields, nbytes int) (*Response, []byte)
 
 	rbuf   []byte // read buffer; unread bytes are rbuf[r:w]
 	r, w   int
@@ -125,9 +125,16 @@ func (c *Conn) IdleTimeout() time.Duration { return c.keepAlive }
 // SetAlloc sets fn to make the Response of RoundTripNew once the final head
 // has been parsed: nfields is its number of header fields, and the fields
 // are appended to the returned Response's Header[:0], so a Header with that
-// much capacity (say an array in the same allocation) costs no slice. Call
-// SetAlloc before RoundTripNew, not concurrently with it.
-func (c *Conn) SetAlloc(fn func(nfields int) *Response) { c.alloc = fn }
+// much capacity (say an array in the same allocation) costs no slice.
+// nbytes is the length of the string the head's names and values (and an
+// inline body) are cut from: when fn also returns room with at least that
+// capacity, the string is built in room, which nothing may write again
+// (say a byte array at the end of the same allocation); else it gets an
+// allocation of its own. Call SetAlloc before RoundTripNew, not
+// concurrently with it.
+func (c *Conn) SetAlloc(fn func(nfields, nbytes int) (resp *Response, room []byte)) {
+	c.alloc = fn
+}
 
 // Requests returns the number of requests started on this connection; a
 // reused connection has more than one.
@@ -171,6 +178,26 @@ func (c *Conn) RoundTripNew(ctx context.Context, req *Request) (*Response, error
 	return c.roundTrip(ctx, req, nil)
 }
 
+// hostThreadReader is a connection that can wait for reads in the kernel
+// on the calling thread (tlsfp.Conn).
+type hostThreadReader interface{ SetHostThreadReads(bool) }
+
+type hostThreadKey struct{}
+
+// WithHostThread marks ctx as that of a request made on a goroutine locked
+// to a C thread (the C ABI's blocking calls): its reads wait in the kernel
+// on that thread, where the connection allows, instead of parking the
+// goroutine, which would cost two handoffs between threads per read.
+func WithHostThread(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hostThreadKey{}, true)
+}
+
+// OnHostThread reports whether ctx was marked by WithHostThread.
+func OnHostThread(ctx context.Context) bool {
+	on, _ := ctx.Value(hostThreadKey{}).(bool)
+	return on
+}
+
 // roundTrip is RoundTrip into resp, or into a Response from c.alloc when
 // resp is nil.
 func (c *Conn) roundTrip(ctx context.Context, req *Request, resp *Response) (*Response, error) {
@@ -187,6 +214,9 @@ func (c *Conn) roundTrip(ctx context.Context, req *Request, resp *Response) (*Re
 	c.hs = blockScan{}
 	c.budget = c.lim.maxHeaderBytes
 
+	if h, ok := c.nc.(hostThreadReader); ok {
+		h.SetHostThreadReads(OnHostThread(ctx))
+	}
 	var err error
 	c.plan, err = c.prepare(req)
 	if err != nil {

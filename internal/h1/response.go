@@ -1,7 +1,7 @@
 package h1
 
 import (
-	"strings"
+	"unsafe"
 )
 
 const (
@@ -26,13 +26,6 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 	f, err := frame(head, spans, st.code, st.http10, isHead)
 	if err != nil {
 		return nil, err
-	}
-	if resp == nil {
-		if c.alloc == nil {
-			resp = new(Response)
-		} else {
-			resp = c.alloc(len(spans))
-		}
 	}
 	if req.Method == "CONNECT" && st.code/100 == 2 || st.code == 101 && req.Upgrade {
 		f.kind, f.cl, f.reuse = bodyNone, 0, false
@@ -60,25 +53,33 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 		}
 	}
 
-	var s string
+	// The head (and an inline body and its trailer) is copied into one
+	// string, into the room alloc offers when it is enough.
+	size := n
 	if kind == bodyInline {
-		var sb strings.Builder
-		trailerLen := 0
+		size += dataLen
 		if trailerAt >= 0 {
-			trailerLen = rawLen - trailerAt
+			size += rawLen - trailerAt
 		}
-		sb.Grow(n + dataLen + trailerLen)
-		sb.Write(head)
-		if f.kind == bodyChunked {
-			copyChunks(&sb, buffered[:trailerAt])
-			sb.Write(buffered[trailerAt:rawLen])
-		} else {
-			sb.Write(buffered[:dataLen])
-		}
-		s = sb.String()
-	} else {
-		s = string(head)
 	}
+	var room []byte
+	if resp == nil {
+		if c.alloc == nil {
+			resp = new(Response)
+		} else {
+			resp, room = c.alloc(len(spans), size)
+		}
+	}
+	if cap(room) < size {
+		room = make([]byte, 0, size)
+	}
+	b := append(room[:0], head...)
+	if kind == bodyInline {
+		b = appendInline(b, f.kind, buffered, dataLen, trailerAt, rawLen)
+	}
+	// Nothing writes room again (SetAlloc's contract; a buffer made here
+	// is not kept), so the string never changes.
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 
 	resp.StatusCode = st.code
 	resp.Proto = proto11
@@ -89,6 +90,11 @@ func (c *Conn) finishHead(resp *Response, req *Request, st statusLine, n int) (*
 	resp.Header = appendFields(resp.Header, s, spans)
 	resp.ContentLength = f.cl
 	resp.Body = Body{c: c, gen: c.gen, kind: kind, reuse: f.reuse, idle: req.BodyIdleTimeout, trailer: &resp.Trailer}
+	if kind == bodyInline || kind == bodyNone {
+		// Nothing of it is read from the connection: a Response kept for
+		// its fields does not keep the connection alive.
+		resp.Body.c = nil
+	}
 	switch kind {
 	case bodyNone:
 		resp.Body.err = nil
@@ -156,16 +162,28 @@ func (c *Conn) scanChunked(b []byte) (data, raw, trailerAt int, ok bool) {
 	}
 }
 
-// copyChunks writes the data of the valid chunks in b (ending at the last
-// chunk's size line) to sb.
-func copyChunks(sb *strings.Builder, b []byte) {
+// appendInline appends an inline body found complete in buffered to dst:
+// the first dataLen bytes of a Content-Length body, or a chunked body's
+// data followed by its trailer section (buffered[trailerAt:rawLen]).
+func appendInline(dst []byte, kind bodyKind, buffered []byte, dataLen, trailerAt, rawLen int) []byte {
+	if kind != bodyChunked {
+		return append(dst, buffered[:dataLen]...)
+	}
+	dst = appendChunks(dst, buffered[:trailerAt])
+	return append(dst, buffered[trailerAt:rawLen]...)
+}
+
+// appendChunks appends the data of the valid chunks in b (ending at the
+// last chunk's size line) to dst.
+func appendChunks(dst, b []byte) []byte {
 	for pos := 0; pos < len(b); {
 		size, n, _, _ := parseChunkLine(b[pos:], len(b))
 		pos += n
 		if size == 0 {
-			return
+			break
 		}
-		sb.Write(b[pos : pos+int(size)])
+		dst = append(dst, b[pos:pos+int(size)]...)
 		pos += int(size) + 2
 	}
+	return dst
 }

@@ -215,3 +215,28 @@ func TestSlowReadersBounded(t *testing.T) {
 		<-done
 	})
 }
+
+// TestIdleConnHoldsNoWriteBuffers checks that a connection gives its write
+// buffers (the batch, the spare batch, the header block scratch) back once
+// its last stream is over, and works again after: the next request takes
+// buffers, and it too leaves none.
+func TestIdleConnHoldsNoWriteBuffers(t *testing.T) {
+	cc := loopback(t, newFastPeer(2), chromeConfig())
+	req := benchRequest()
+	buf := make([]byte, 512)
+	for i := range 3 {
+		doGet(t, cc, req, buf)
+		held := func() int {
+			cc.wlock <- struct{}{}
+			defer func() { <-cc.wlock }()
+			return cap(cc.wb.b) + cap(cc.spare) + cap(cc.hbuf)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for held() > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("request %d: the idle connection holds %d bytes of write buffers", i, held())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}

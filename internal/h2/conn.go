@@ -68,10 +68,13 @@ type ClientConn struct {
 	spare    []byte
 	// nclock is held while a batch is written to nc, outside wlock.
 	nclock chan struct{}
-	werr   error    // first error of a frame write; under wlock
-	hbuf   []byte   // header block scratch; under wlock
-	enc    *encoder // under wlock
-	wake   chan struct{}
+	werr   error  // first error of a frame write; under wlock
+	hbuf   []byte // header block scratch; under wlock
+	// boxes are idleBufs's holders of wb.b, spare and hbuf: empty while
+	// the connection holds the buffers; see releaseBuffers. Under wlock.
+	boxes [3]*[]byte
+	enc   *encoder // under wlock
+	wake  chan struct{}
 	// The control writer runs only while there is work (see startWriter):
 	// writerOn says it runs; wmu orders its start against Close, which
 	// sets wstopped and waits for it in writers.

@@ -44,7 +44,12 @@ type hdecoder struct {
 	// spelled out, at most memoMax bytes, not never-indexed (sensitive).
 	// The entries keep at most 16 table buffers alive beyond the table's
 	// own (64 KiB, when every entry was stored in another buffer).
-	memo [16]memoEntry
+	//
+	// The memo is made for the second block: a connection that carries
+	// one response (a visit per Session) holds none, and the 768 bytes
+	// and table buffer it would hold while idle.
+	memo   *[16]memoEntry
+	blocks int // blocks decoded, up to 2
 }
 
 // memoEntry is one remembered literal field; see hdecoder.memo.
@@ -107,6 +112,11 @@ var (
 // block, byte for byte, is not decoded again (see hdecoder.memo).
 func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 	d.arena = nil // the last block's strings keep its buffer
+	if d.blocks < 2 {
+		if d.blocks++; d.blocks == 2 {
+			d.memo = new([16]memoEntry)
+		}
+	}
 	first := true
 	lits := 0 // literal fields so far
 	for len(block) > 0 {
@@ -167,7 +177,7 @@ func (d *hdecoder) decode(block []byte, emit func(hpack.HeaderField)) error {
 			var m *memoEntry
 			hit := false
 			enc := start[:len(start)-len(block)]
-			if lits < len(d.memo) && i <= uint64(len(staticTable)) && b&0xf0 != 0x10 && len(enc) <= memoMax {
+			if d.memo != nil && lits < len(d.memo) && i <= uint64(len(staticTable)) && b&0xf0 != 0x10 && len(enc) <= memoMax {
 				m = &d.memo[lits]
 				if hit = m.enc == string(enc); hit {
 					hf.Name, hf.Value = m.name, m.value

@@ -146,7 +146,7 @@ func TestHPACKLiteralsShareOneAllocation(t *testing.T) {
 	if allocs != 1 {
 		t.Errorf("%v allocations per block, want 1", allocs)
 	}
-	for _, m := range d.memo {
+	for _, m := range d.memo { // made for the second block: AllocsPerRun ran 101
 		if m.enc != "" {
 			t.Errorf("the memo keeps a never-indexed field: %q: %q", m.name, m.value)
 		}

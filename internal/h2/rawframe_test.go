@@ -63,12 +63,6 @@ const (
 	FlagPriority   = 0x20
 )
 
-// appendFrameHeader appends a frame header.
-func appendFrameHeader(dst []byte, length int, t FrameType, flags uint8, id uint32) []byte {
-	return append(dst, byte(length>>16), byte(length>>8), byte(length), byte(t), flags,
-		byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
-}
-
 func appendSettings(dst []byte, s []Setting) []byte {
 	dst = appendFrameHeader(dst, 6*len(s), FrameSettings, 0, 0)
 	for _, v := range s {

@@ -168,7 +168,8 @@ func (cc *ClientConn) afterUnlock() {
 	cc.mu.Lock()
 	idle := len(cc.streams)+cc.starting+cc.reserved+cc.held == 0 && !cc.closed
 	hook := cc.onIdle
-	if !idle || cc.idleNotified {
+	became := idle && !cc.idleNotified
+	if !became {
 		hook = nil
 	}
 	cc.idleNotified = cc.idleNotified || idle
@@ -181,6 +182,9 @@ func (cc *ClientConn) afterUnlock() {
 	if closeNow {
 		cc.fail(ErrClosed)
 		return
+	}
+	if became {
+		cc.releaseBuffers()
 	}
 	if idle && hook != nil {
 		hook(cc)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -26,6 +27,61 @@ func (w *frameBuf) reset() {
 		w.b = nil
 	} else {
 		w.b = w.b[:0]
+	}
+}
+
+// idleBufs holds the write buffers idle connections gave back (*[]byte,
+// empty): an idle connection holds none of its own (10,000 idle Sessions
+// would hold tens of MiB), and a busy one takes them back, or others',
+// without allocating.
+var idleBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxIdleBuf is the largest write buffer given to idleBufs; a larger one
+// (a body's batch) is dropped.
+const maxIdleBuf = 64 << 10
+
+// bufs returns the write buffers an idle connection gives back: the batch
+// being built, the spare batch and the header block scratch.
+func (cc *ClientConn) bufs() [3]*[]byte { return [3]*[]byte{&cc.wb.b, &cc.spare, &cc.hbuf} }
+
+// releaseBuffers gives the write buffers of a connection that just became
+// idle to idleBufs. It takes the write lock only if it is free: a writer
+// holding it (a control frame, a new request) is not done with them.
+func (cc *ClientConn) releaseBuffers() {
+	select {
+	case cc.wlock <- struct{}{}:
+	default:
+		return
+	}
+	if !cc.flushing && len(cc.wb.b) == 0 {
+		for i, b := range cc.bufs() {
+			if cap(*b) == 0 || cap(*b) > maxIdleBuf {
+				*b = nil
+				continue
+			}
+			box := cc.boxes[i]
+			if box == nil {
+				box = new([]byte)
+			}
+			cc.boxes[i] = nil
+			*box, *b = (*b)[:0], nil
+			idleBufs.Put(box)
+		}
+	}
+	<-cc.wlock
+}
+
+// takeBuffers gives the connection write buffers again after
+// releaseBuffers, from idleBufs. The write lock is held; spare is left
+// alone while a batch is being sent (the sender puts its buffer there).
+func (cc *ClientConn) takeBuffers() {
+	for i, b := range cc.bufs() {
+		if *b != nil || i == 1 && cc.flushing {
+			continue
+		}
+		box := idleBufs.Get().(*[]byte)
+		*b, *box = (*box)[:0], nil
+		cc.boxes[i] = box
 	}
 }
 
@@ -74,31 +130,51 @@ func (cc *ClientConn) writeHeaders(id uint32, end bool, prio *PriorityParam, blo
 	}
 	first := block[:min(len(block), room)]
 	block = block[len(first):]
-	p := http2.HeadersFrameParam{StreamID: id, BlockFragment: first, EndStream: end, EndHeaders: len(block) == 0}
-	switch {
-	case prio == nil:
-		cc.wrote(cc.fr.WriteHeaders(p))
-	case prio.IsZero():
-		// WriteHeaders sends a zero priority (weight 1 on stream 0, not
-		// exclusive) as none; the browser sends the PRIORITY flag.
-		flags := http2.FlagHeadersPriority
-		if p.EndStream {
-			flags |= http2.FlagHeadersEndStream
-		}
-		if p.EndHeaders {
-			flags |= http2.FlagHeadersEndHeaders
-		}
-		payload := append(make([]byte, 5, 5+len(first)), first...)
-		cc.wrote(cc.fr.WriteRawFrame(FrameHeaders, flags, id, payload))
-	default:
-		p.Priority = *prio
-		cc.wrote(cc.fr.WriteHeaders(p))
+	// The frames go straight into the batch, not through the Framer,
+	// whose own buffer would keep a copy of the largest header block an
+	// idle connection ever sent. The bytes are the Framer's.
+	flags := uint8(0)
+	if end {
+		flags |= uint8(http2.FlagHeadersEndStream)
 	}
+	if len(block) == 0 {
+		flags |= uint8(http2.FlagHeadersEndHeaders)
+	}
+	n := len(first)
+	if prio != nil {
+		// Always with the PRIORITY flag, a zero priority (weight 1 on
+		// stream 0, not exclusive) included: the browser sends it, where
+		// the Framer's WriteHeaders would send none.
+		flags |= uint8(http2.FlagHeadersPriority)
+		n += 5
+	}
+	b := appendFrameHeader(cc.wb.b, n, FrameHeaders, flags, id)
+	if prio != nil {
+		dep := prio.StreamDep
+		if prio.Exclusive {
+			dep |= 1 << 31
+		}
+		b = append(b, byte(dep>>24), byte(dep>>16), byte(dep>>8), byte(dep), prio.Weight)
+	}
+	b = append(b, first...)
 	for len(block) > 0 {
 		frag := block[:min(len(block), maxFrame)]
 		block = block[len(frag):]
-		cc.wrote(cc.fr.WriteContinuation(id, len(block) == 0, frag))
+		flags = 0
+		if len(block) == 0 {
+			flags = uint8(http2.FlagContinuationEndHeaders)
+		}
+		b = appendFrameHeader(b, len(frag), FrameContinuation, flags, id)
+		b = append(b, frag...)
 	}
+	cc.wb.b = b
+}
+
+// appendFrameHeader appends the 9-byte header of a frame of length n (the
+// tests write frames with it too, a reserved bit set included).
+func appendFrameHeader(b []byte, n int, typ FrameType, flags uint8, id uint32) []byte {
+	return append(b, byte(n>>16), byte(n>>8), byte(n), byte(typ), flags,
+		byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
 }
 
 // lockWrite takes the write lock, giving up when ctx (nil: never) or the
@@ -106,6 +182,7 @@ func (cc *ClientConn) writeHeaders(id uint32, end bool, prio *PriorityParam, blo
 func (cc *ClientConn) lockWrite(ctx context.Context) bool {
 	select {
 	case cc.wlock <- struct{}{}:
+		cc.takeBuffers()
 		return true
 	default:
 	}
@@ -117,6 +194,7 @@ func (cc *ClientConn) lockWrite(ctx context.Context) bool {
 	select {
 	case cc.wlock <- struct{}{}:
 		cc.wwait.Add(-1)
+		cc.takeBuffers()
 		return true
 	case <-ctxDone:
 	case <-cc.done:
@@ -194,6 +272,16 @@ func (cc *ClientConn) unlockWrite() {
 	<-cc.wlock
 	if pending && cc.wwait.Load() == 0 {
 		cc.kick()
+	}
+	if !pending && !busy {
+		// The stream may have ended while this batch was being sent, when
+		// afterUnlock found the write lock taken.
+		cc.mu.Lock()
+		idle := len(cc.streams)+cc.starting+cc.reserved == 0
+		cc.mu.Unlock()
+		if idle {
+			cc.releaseBuffers()
+		}
 	}
 }
 

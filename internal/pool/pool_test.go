@@ -134,7 +134,7 @@ func TestCapWaitsAndHandsOver(t *testing.T) {
 		got <- c
 	}()
 	// The waiter must not dial while two conns are out.
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys[key].waiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys.get(key).waiters) == 1 })
 	if d.n.Load() != 2 {
 		t.Fatalf("dialed %d times over a cap of 2", d.n.Load())
 	}
@@ -222,7 +222,7 @@ func TestIdleTimeoutEvicts(t *testing.T) {
 	if open, idle := p.Stats(key); open != 0 || idle != 0 {
 		t.Fatalf("stats after eviction = %d %d", open, idle)
 	}
-	if len(p.keys) != 0 {
+	if p.keys.len() != 0 {
 		t.Fatal("an emptied key stays in the map")
 	}
 }
@@ -279,7 +279,7 @@ func TestCloseReleasesWaitersAndIdle(t *testing.T) {
 		_, _, err := d.get(context.Background(), &p, key)
 		errc <- err
 	}()
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys[key].waiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.keys.get(key).waiters) == 1 })
 	p.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Fatalf("waiter err = %v, want ErrClosed", err)
@@ -357,4 +357,51 @@ func TestLastEntryFollowsKeys(t *testing.T) {
 	if open, idle := p.Stats(key); open != 1 || idle != 1 {
 		t.Fatalf("key: %d open %d idle, want 1 1", open, idle)
 	}
+}
+
+// TestKeyTable checks the key table's inline first key and its map: every
+// key found after puts and deletes in any order, deletes during all, and
+// len.
+func TestKeyTable(t *testing.T) {
+	var tab keyTable[*fakeConn]
+	keys := []Key{{Addr: "a:1"}, {Addr: "b:1"}, {Addr: "c:1"}, {Addr: "a:1", HTTP1Only: true}}
+	ents := make([]*entry[*fakeConn], len(keys))
+	for i, k := range keys {
+		if tab.get(k) != nil {
+			t.Fatalf("%v found before put", k)
+		}
+		ents[i] = new(entry[*fakeConn])
+		tab.put(k, ents[i])
+	}
+	check := func(present ...int) {
+		t.Helper()
+		if tab.len() != len(present) {
+			t.Fatalf("len %d, want %d", tab.len(), len(present))
+		}
+		seen := map[Key]bool{}
+		for k, e := range tab.all {
+			seen[k] = true
+			if tab.get(k) != e {
+				t.Fatalf("all gave %v an entry get does not", k)
+			}
+		}
+		for _, i := range present {
+			if tab.get(keys[i]) != ents[i] || !seen[keys[i]] {
+				t.Fatalf("%v lost", keys[i])
+			}
+		}
+	}
+	check(0, 1, 2, 3)
+	tab.del(keys[0]) // the inline one
+	check(1, 2, 3)
+	tab.put(keys[0], ents[0]) // inline again
+	check(0, 1, 2, 3)
+	for k := range tab.all {
+		if k != keys[2] {
+			tab.del(k)
+		}
+	}
+	check(2)
+	tab.del(keys[2])
+	check()
 }

@@ -31,6 +31,10 @@ type handshakeConn struct {
 	watching    bool
 	onGroup     func(group uint16)
 	eof         bool // a Read returned nothing but the end: the peer's FIN
+	// hostThread says the reads come from a goroutine locked to a C
+	// thread: they wait in the kernel on that thread (see hostRead). Set
+	// by the reader between reads (SetHostThreadReads).
+	hostThread bool
 
 	// The records read since the handshake or since uTLS last returned
 	// application data (see countRecords), and the state of the record
@@ -118,7 +122,15 @@ func (c *handshakeConn) Read(p []byte) (int, error) {
 		if c.quiet > maxQuietRecords {
 			return 0, ErrRecordFlood
 		}
-		n, err := c.Conn.Read(p)
+		var n int
+		var err error
+		ok := false
+		if c.hostThread {
+			n, err, ok = hostRead(c.Conn, p)
+		}
+		if !ok {
+			n, err = c.Conn.Read(p)
+		}
 		if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
 			// The peer's FIN, or, under a tunnel through an HTTPS
 			// proxy, the outer connection's end (an unclean one is
@@ -168,6 +180,21 @@ type Conn struct {
 	*utls.UConn
 	raw *handshakeConn
 }
+
+// Write writes application data through uTLS's record layer (its Conn's
+// Write), not through UConn.Write. The two differ only in which handshake
+// they would run, and the handshake is over when a Conn is handed out
+// (renegotiation is refused). UConn.Write defers its Close interlock inside
+// a loop, which puts a defer record on the heap: an allocation per write.
+func (c *Conn) Write(p []byte) (int, error) {
+	return c.UConn.Conn.Write(p)
+}
+
+// SetHostThreadReads says whether the reads that follow come from a
+// goroutine locked to a C thread (a request made through the C ABI on the
+// host's thread), which then waits for the network in the kernel on its
+// own thread (see hostRead). Call it between reads, from the reader.
+func (c *Conn) SetHostThreadReads(on bool) { c.raw.hostThread = on }
 
 // Read reads application data; a close without close_notify ends it with
 // io.ErrUnexpectedEOF instead of io.EOF, and a fatal alert from the server

@@ -6,7 +6,7 @@
 // Run from the repository root, after bindings/build.sh and
 // (cd bindings/node/bench && npm install):
 //
-//	node bindings/node/bench/bench.js [-d SECONDS] [-rounds N] [-n PY_REQUESTS]
+//	node bindings/node/bench/bench.js [-d SECONDS] [-rounds N] [-n PY_REQUESTS] [-pyrounds N] [-pyonly 1]
 //
 // For each scenario the two clients take turns (guise, wreq, guise, ...),
 // -rounds times for -d seconds each; the table has the medians. CPU is the
@@ -27,6 +27,8 @@ function arg(name, def) {
 const DUR = arg('-d', 2) * 1000;
 const ROUNDS = arg('-rounds', 3);
 const PY_N = arg('-n', 20000);
+const PY_ROUNDS = arg('-pyrounds', 5);
+const PY_ONLY = arg('-pyonly', 0); // 1: the Python comparison alone
 
 async function startServer() {
   const bin = path.join(root, 'bench', 'bin', 'bindserver');
@@ -95,7 +97,7 @@ async function main() {
   ];
 
   const rows = [];
-  for (const sc of scenarios) {
+  for (const sc of PY_ONLY ? [] : scenarios) {
     const res = {};
     for (const name of Object.keys(clients)) res[name] = [];
     for (let round = 0; round <= ROUNDS; round++) {
@@ -131,28 +133,31 @@ async function main() {
   }
 
   const lines = [];
-  lines.push('| scenario | guise req/s | guise req/CPU-s | guise µs CPU/req | wreq-js req/s | wreq-js req/CPU-s | wreq-js µs CPU/req | guise/wreq per CPU |');
-  lines.push('|---|---|---|---|---|---|---|---|');
+  if (!PY_ONLY) lines.push('| scenario | guise req/s | guise req/CPU-s | guise µs CPU/req | wreq-js req/s | wreq-js req/CPU-s | wreq-js µs CPU/req | guise/wreq per CPU |');
+  if (!PY_ONLY) lines.push('|---|---|---|---|---|---|---|---|');
   for (const { sc, out } of rows) {
     const g = out.guise;
     const w = out['wreq-js 3.1.0'];
     lines.push(`| ${sc.name} | ${g.rps.toFixed(0)} | ${g.perCPU.toFixed(0)} | ${g.usCPU.toFixed(1)} | ${w.rps.toFixed(0)} | ${w.perCPU.toFixed(0)} | ${w.usCPU.toFixed(1)} | ${(g.perCPU / w.perCPU).toFixed(2)}x |`);
   }
 
-  // Python binding vs the Go API: sequential keep-alive GETs on one Session.
+  // Python binding vs the Go API: sequential keep-alive GETs on one Session,
+  // the two processes taking turns -pyrounds times; medians, and the
+  // difference of the minima (the least disturbed runs of each).
   const url = small('h1');
-  const goOut = execFileSync(bin, ['-go', url, '-n', String(PY_N)]).toString().trim();
-  const pyOut = execFileSync('/usr/bin/python3', [path.join(root, 'bindings', 'python', 'bench.py'), url, String(PY_N)],
-    { env: { ...process.env, PYTHONPATH: path.join(root, 'bindings', 'python') } }).toString().trim();
-  const goCPU = Number(/([\d.]+) us CPU/.exec(goOut)[1]);
-  const pyCPU = Number(/([\d.]+) us CPU/.exec(pyOut)[1]);
-  const goWall = Number(/([\d.]+) us wall/.exec(goOut)[1]);
-  const pyWall = Number(/([\d.]+) us wall/.exec(pyOut)[1]);
+  const go = [];
+  const py = [];
+  const cpuOf = (out) => Number(/([\d.]+) us CPU/.exec(out)[1]);
+  for (let i = 0; i < PY_ROUNDS; i++) {
+    go.push(cpuOf(execFileSync(bin, ['-go', url, '-n', String(PY_N)]).toString()));
+    py.push(cpuOf(execFileSync('/usr/bin/python3', [path.join(root, 'bindings', 'python', 'bench.py'), url, String(PY_N)],
+      { env: { ...process.env, PYTHONPATH: path.join(root, 'bindings', 'python') } }).toString()));
+  }
   lines.push('');
-  lines.push(`Python binding vs Go API, ${PY_N} sequential keep-alive GETs of /small over HTTP/1.1:`);
-  lines.push(`  ${goOut}`);
-  lines.push(`  ${pyOut}`);
-  lines.push(`  Python overhead: ${(pyCPU - goCPU).toFixed(1)} us CPU/req, ${(pyWall - goWall).toFixed(1)} us wall/req`);
+  lines.push(`Python binding vs Go API, ${PY_N} sequential keep-alive GETs of /small over HTTP/1.1, ${PY_ROUNDS} alternating runs each:`);
+  lines.push(`  go: us CPU/req ${go.map((x) => x.toFixed(1)).join(', ')}; median ${median(go).toFixed(1)}`);
+  lines.push(`  python: us CPU/req ${py.map((x) => x.toFixed(1)).join(', ')}; median ${median(py).toFixed(1)}`);
+  lines.push(`  Python overhead: ${(median(py) - median(go)).toFixed(1)} us CPU/req (medians), ${(Math.min(...py) - Math.min(...go)).toFixed(1)} (minima)`);
   console.log(lines.join('\n'));
   p.stdin.end();
 }

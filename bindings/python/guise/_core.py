@@ -135,6 +135,15 @@ def _has(headers, name):
     return any(str(k).lower() == name for k, _ in items)
 
 
+def _set(r, keep, field, value):
+    """Points r's string field at value (str or bytes), kept alive by keep."""
+    if value:
+        b = value.encode() if isinstance(value, str) else value
+        keep.append(b)
+        setattr(r, field, b)
+        setattr(r, field + "_len", len(b))
+
+
 class Prepared:
     """A guise_request and the Python objects its pointers point into."""
 
@@ -146,17 +155,11 @@ class Prepared:
         r = _ffi.Request()
         keep = []
         self.chunks = None
-
-        def s(field, value):
-            if value:
-                b = value.encode() if isinstance(value, str) else value
-                keep.append(b)
-                setattr(r, field, b)
-                setattr(r, field + "_len", len(b))
+        s = _set
 
         if method != "GET":
-            s("method", method)
-        s("url", url)
+            s(r, keep, "method", method)
+        s(r, keep, "url", url)
         if json is not None:
             data = _json.dumps(json).encode()
             if not _has(headers, "content-type"):
@@ -167,30 +170,35 @@ class Prepared:
         if isinstance(data, str):
             data = data.encode()
         if isinstance(data, (bytes, bytearray, memoryview)):
-            s("body", bytes(data))
+            s(r, keep, "body", bytes(data))
         elif data is not None:
             self.chunks = iter(data.read, b"") if hasattr(data, "read") else iter(data)
-        s("header", header_block(headers))
+        if headers:
+            s(r, keep, "header", header_block(headers))
         if timeout is not None:
             r.timeout_ms = ms(timeout)
-        s("profile", browser)
-        s("proxy", proxy)
-        s("referrer", referrer)
-        pem = read_pem(verify)
-        if pem:
-            s("ca_pem", pem)
+        if browser:
+            s(r, keep, "profile", browser)
+        if proxy:
+            s(r, keep, "proxy", proxy)
+        if referrer:
+            s(r, keep, "referrer", referrer)
+        if isinstance(verify, str):
+            s(r, keep, "ca_pem", read_pem(verify))
         if verify is False:
             r.flags |= _ffi.REQ_INSECURE
         if scripted:
             r.flags |= _ffi.REQ_SCRIPTED
-        try:
-            r.kind = KINDS[kind]
-            r.protocol = PROTOCOLS[protocol]
-        except KeyError as e:
-            raise InvalidRequest(1, "guise: unknown kind or protocol %s" % e) from None
+        if kind is not None or protocol is not None:
+            try:
+                r.kind = KINDS[kind]
+                r.protocol = PROTOCOLS[protocol]
+            except KeyError as e:
+                raise InvalidRequest(1, "guise: unknown kind or protocol %s" % e) from None
         if allow_redirects is not None:
             r.redirect = 1 if allow_redirects else 2
-        r.prefetch = prefetch
+        if prefetch:
+            r.prefetch = prefetch
         self.req, self.keep = r, keep
 
 
@@ -235,6 +243,13 @@ class Headers:
 
     def __repr__(self):
         return "Headers(%r)" % (self._pairs,)
+
+
+def parse_fields(fields):
+    """Headers from the meta's fields: name NUL value NUL ..."""
+    parts = fields.split(b"\0")
+    it = iter(parts[:-1])
+    return Headers([(k.decode("latin-1"), v.decode("latin-1")) for k, v in zip(it, it)])
 
 
 class Head:

@@ -16,6 +16,7 @@ E_SHORT_BUFFER = 17
 
 HEAD_DECODED = 1
 HEAD_COMPLETE = 2
+HEAD_COPIED = 4
 
 REQ_INSECURE = 1
 REQ_SCRIPTED = 2
@@ -106,6 +107,7 @@ def lib():
             "guise_close": (ctypes.c_int32, [handle]),
             "guise_send": (handle, [handle, P(Request)]),
             "guise_start": (handle, [handle, P(Request), done_fn, ctypes.c_void_p]),
+            "guise_fetch": (handle, [handle, P(Request), P(Head), ctypes.c_void_p, ctypes.c_size_t, P(Error)]),
             "guise_call_error": (ctypes.c_int32, [handle, P(Error)]),
             "guise_response_head": (ctypes.c_int32, [handle, P(Head)]),
             "guise_response_meta": (ctypes.c_int32, [handle, ctypes.c_void_p, ctypes.c_size_t]),

@@ -6,10 +6,36 @@ import threading
 import weakref
 
 from . import _ffi
-from ._core import Head, Prepared, call_error, check, encoding_of, new_handle, session_options, transport_options
+from ._core import (PROTOS, Head, Prepared, call_error, check, encoding_of, new_handle, parse_fields,
+                    session_options, transport_options)
 from ._errors import GuiseError, from_struct
 
 CHUNK = 64 << 10
+
+# SCRATCH is the size of each thread's buffer for guise_fetch: a response
+# whose meta and prefetched body (64 KiB at most by default) fit comes
+# back in the one call.
+SCRATCH = 96 << 10
+
+_UNSET = object()
+
+
+class _Scratch(threading.local):
+    """A thread's structs and buffer for guise_fetch, made once."""
+
+    def __init__(self):
+        self.head = _ffi.Head()
+        self.err = _ffi.Error()
+        self.head_ref = ctypes.byref(self.head)
+        self.err_ref = ctypes.byref(self.err)
+        self.buf = bytearray(SCRATCH)
+        self.view = memoryview(self.buf)
+        self.addr = ctypes.addressof((ctypes.c_char * SCRATCH).from_buffer(self.buf))
+        # What send reads per request, in one lookup of the thread-local.
+        self.args = (self.head, self.head_ref, self.addr, self.err, self.err_ref, self.view)
+
+
+_scratch = _Scratch()
 
 
 def _close_handle(h):
@@ -49,18 +75,59 @@ class Response:
     stream=True holds its connection until its body is read or close() is
     called (or a with block ends)."""
 
+    __slots__ = ("_lib", "_h", "_owner", "_fin", "_head", "_headers", "_fields", "_content", "_encoding",
+                 "status_code", "reason", "url", "http_version", "decoded", "__weakref__")
+
     def __init__(self, lib, h, head, owner=None):
         self._lib, self._h, self._owner = lib, h, owner
         self.status_code = head.status_code
         self.reason = head.reason
-        self.headers = head.headers
+        self._headers = head.headers
+        self._fields = None
         self.url = head.url
         self.http_version = head.http_version
         self.decoded = head.decoded
         self._head = head
         self._content = None
-        self.encoding = encoding_of(head.headers)
+        self._encoding = _UNSET
         self._fin = weakref.finalize(self, _close_handle, h)
+
+    @classmethod
+    def _copied(cls, hd, meta, body):
+        """A response guise_fetch copied out whole: no call handle behind
+        it. The header fields are parsed when first asked for."""
+        r = cls.__new__(cls)
+        r._lib, r._h, r._owner, r._fin, r._head = None, 0, None, None, None
+        i = meta.index(b"\0")
+        j = meta.index(b"\0", i + 1)
+        r.url = meta[:i].decode("utf-8", "replace")
+        r.reason = meta[i + 1:j].decode("latin-1")
+        r._fields = meta[j + 1:]
+        r._headers = None
+        r.status_code = hd.status
+        r.http_version = PROTOS.get(hd.proto, "")
+        r.decoded = bool(hd.flags & _ffi.HEAD_DECODED)
+        r._content = body
+        r._encoding = _UNSET
+        return r
+
+    @property
+    def headers(self):
+        if self._headers is None:
+            self._headers = parse_fields(self._fields)
+            self._fields = None
+        return self._headers
+
+    @property
+    def encoding(self):
+        """The body's charset from Content-Type, or None; may be set."""
+        if self._encoding is _UNSET:
+            self._encoding = encoding_of(self.headers)
+        return self._encoding
+
+    @encoding.setter
+    def encoding(self, value):
+        self._encoding = value
 
     @property
     def ok(self):
@@ -118,7 +185,8 @@ class Response:
 
     def close(self):
         """Releases the response (and ends its request if unfinished)."""
-        self._fin()
+        if self._fin is not None:
+            self._fin()
 
     def __enter__(self):
         return self
@@ -149,8 +217,35 @@ def _feed(lib, stream, chunks, box):
 
 
 def send(client, method, url, stream=False, **kw):
-    lib = _ffi.lib()
-    p = Prepared(method, url, **kw)
+    lib = _ffi._lib or _ffi.lib()
+    if kw:
+        p = Prepared(method, url, **kw)
+        req = p.req
+    else:
+        # A plain request (the usual case): only the method and URL.
+        p = None
+        req = _ffi.Request()
+        if method != "GET":
+            req.method = m = method.encode()
+            req.method_len = len(m)
+        req.url = u = url.encode() if isinstance(url, str) else url
+        req.url_len = len(u)
+    if not stream and (p is None or p.chunks is None):
+        # One call on this thread: a small response comes back whole in
+        # the thread's buffer, with no call handle to read or close. (The
+        # Request's fields hold their own references to the bytes.)
+        hd, head_ref, addr, err, err_ref, view = _scratch.args
+        h = lib.guise_fetch(client, ctypes.byref(req), head_ref, addr, SCRATCH, err_ref)
+        if not h:
+            if err.kind:
+                raise from_struct(err)
+            m = hd.meta_len
+            return Response._copied(hd, view[:m].tobytes(), view[m:m + hd.prefetched].tobytes())
+        r = Response(lib, h, Head(lib, h))
+        r.content
+        return r
+    if p is None:
+        p = Prepared(method, url)
     feeder = None
     sh = 0
     if p.chunks is not None:
@@ -199,7 +294,9 @@ class Session:
         return send(self._h, method.upper(), url, **kw)
 
     def get(self, url, **kw):
-        return self.request("GET", url, **kw)
+        if not self._fin.alive:
+            raise from_struct(_closed())
+        return send(self._h, "GET", url, **kw)
 
     def head(self, url, **kw):
         return self.request("HEAD", url, **kw)

@@ -56,6 +56,55 @@ class SyncTest(unittest.TestCase):
         self.assertEqual(r.content, b"hello GET /a?b=1")
         self.assertEqual(guise.get(srv.url + "/json", verify=CA).json(), {"ok": True})
 
+    def test_whole_responses_in_one_call(self):
+        # A response whose head and body fit the thread's buffer comes back
+        # from one guise_fetch with no call handle left; one that does not
+        # (a 64 KiB body under 32 KiB of fields) goes through a call handle;
+        # both give the same fields and body, and neither leaves a call.
+        big_fields = [("X-Pad-%02d" % i, "p" * 1700) for i in range(20)]
+
+        def handle(h):
+            n = int(h.path.split("/")[2])
+            fields = [("Content-Type", "text/plain; charset=latin-1"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]
+            if h.path.startswith("/pad/"):
+                fields += big_fields
+            reply(h, b"\xe9" * n, status=201, headers=fields)
+        srv = self.serve(handle)
+        with guise.Session(verify=CA) as s:
+            s.get(srv.url + "/small/1")
+            base = guise.stats()
+            for path, n in (("/small/0", 0), ("/small/13", 13), ("/small/65536", 65536),
+                            ("/small/65537", 65537), ("/pad/65536", 65536)):
+                r = s.get(srv.url + path)
+                self.assertEqual((r.status_code, r.reason, r.url), (201, "Created", srv.url + path))
+                self.assertEqual(r.content, b"\xe9" * n, path)
+                self.assertEqual(r.encoding, "latin-1")
+                self.assertEqual(r.text, "\xe9" * n)
+                self.assertEqual(r.headers.get_list("set-cookie"), ["a=1", "b=2"])
+                self.assertEqual(r.headers["Content-Length"], str(n))
+                if path.startswith("/pad/"):
+                    self.assertEqual(r.headers["x-pad-19"], "p" * 1700)
+                r.encoding = "utf-8"
+                self.assertEqual(r.text, (b"\xe9" * n).decode("utf-8", "replace"))
+                r.close()
+                after = guise.stats()
+                self.assertEqual((after["calls"], after["handles"]), (base["calls"], base["handles"]), path)
+
+        # A body cut short while it is read into the buffer: the bytes read
+        # so far are copied out of it, and the read fails with a typed error.
+        def short(h):
+            h.send_response(200)
+            h.send_header("Content-Length", "100")
+            h.end_headers()
+            h.wfile.write(b"0123456789")
+            h.wfile.flush()
+            h.close_connection = True
+        srv = self.serve(short)
+        with guise.Session(verify=CA) as s:
+            with self.assertRaises(guise.GuiseError):
+                s.get(srv.url + "/short")
+            self.assertEqual(guise.stats()["calls"], 0)
+
     def test_iter_content_streams(self):
         total = 4 << 20
 
