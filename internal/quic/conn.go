@@ -110,8 +110,9 @@ type Conn struct {
 	nextOpen *quicwire.Keys // the 1-RTT read keys of the next phase
 	prevOpen *quicwire.Keys
 	keyPhase bool
-	// keyUpdates counts the server's key updates followed.
-	keyUpdates int
+	// keyUpdates counts the server's key updates followed;
+	// lostPackets the packets declared lost.
+	keyUpdates, lostPackets int
 
 	odcid, dcid, scid []byte
 	token             []byte

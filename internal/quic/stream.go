@@ -32,6 +32,7 @@ type streams struct {
 	pendingBlocked     bool
 	recvMax, window    uint64    // connection flow control, receiving
 	connBlocked        []*stream // streams waiting for MAX_DATA
+	freeBufs           [][]byte  // buffers of finished streams, for the next ones
 	recvHighest        uint64
 	consumed           uint64
 	pendingMaxData     bool
@@ -384,9 +385,14 @@ func (s *stream) write(p []byte) (int, error) {
 		}
 		if room := sendBufLimit - int(s.writeOff-s.bufBase); room > 0 && n < len(p) {
 			k := min(room, len(p)-n)
-			if s.sendStart > 0 && s.sendStart >= len(s.sendBuf)/2 && len(s.sendBuf)+k > cap(s.sendBuf) {
+			// compact when that frees a quarter of the buffer, else grow:
+			// the copies stay a small multiple of the bytes written
+			if len(s.sendBuf)+k > cap(s.sendBuf) && s.sendStart >= cap(s.sendBuf)/4 {
 				m := copy(s.sendBuf, s.sendBuf[s.sendStart:])
 				s.sendBuf, s.sendStart = s.sendBuf[:m], 0
+			}
+			if s.sendBuf == nil {
+				s.sendBuf = c.streams.buffer()
 			}
 			s.sendBuf = append(s.sendBuf, p[n:n+k]...)
 			s.writeOff += uint64(k)
@@ -505,6 +511,18 @@ func (s *stream) discardRecv() {
 	}
 }
 
+// buffer returns a finished stream's buffer, or nil.
+func (ss *streams) buffer() []byte {
+	n := len(ss.freeBufs)
+	if n == 0 {
+		return nil
+	}
+	b := ss.freeBufs[n-1]
+	ss.freeBufs[n-1] = nil
+	ss.freeBufs = ss.freeBufs[:n-1]
+	return b
+}
+
 // queue puts s in the send rotation.
 func (ss *streams) queue(s *stream) {
 	if !s.queued {
@@ -525,6 +543,12 @@ func (ss *streams) maybeDone(s *stream) {
 		return
 	}
 	delete(ss.m, s.id)
+	for _, b := range [][]byte{s.sendBuf, s.ra.buf} {
+		if cap(b) >= 4096 && cap(b) <= 4*sendBufLimit && len(ss.freeBufs) < 8 {
+			ss.freeBufs = append(ss.freeBufs, b[:0])
+		}
+	}
+	s.sendBuf, s.ra.buf = nil, nil
 	if s.id&3 == 3 {
 		ss.peerUniClosed++
 		ss.maxPeerUni = ss.peerUniClosed + ss.c.local.maxStreamsUni
@@ -680,6 +704,9 @@ func (s *stream) onData(f *quicwire.Frame) {
 	if s.ra.pendLen > int(s.window)*2 {
 		s.c.fail(InternalError, f.Type, "reassembly buffer", nil)
 		return
+	}
+	if s.ra.buf == nil {
+		s.ra.buf = s.c.streams.buffer()
 	}
 	if s.ra.push(f.Offset, f.Data) || f.Fin && s.ra.readOff == s.finalSize {
 		signal(s.readCh)
