@@ -84,4 +84,3 @@ func TestPacketPathAllocs(t *testing.T) {
 		t.Fatal(c.err)
 	}
 }
-

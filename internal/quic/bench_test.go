@@ -128,4 +128,3 @@ func BenchmarkDownload(b *testing.B) {
 		})
 	}
 }
-
