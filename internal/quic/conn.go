@@ -43,6 +43,16 @@ type Config struct {
 	MaxIdleTimeout time.Duration
 }
 
+// Clone returns a copy of c with its TLS config cloned.
+func (c *Config) Clone() *Config {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.TLS = c.TLS.Clone()
+	return &d
+}
+
 // Packet number spaces.
 const (
 	spInitial = iota
