@@ -748,6 +748,7 @@ func (ss *streams) onFrameAcked(fr *sentFrame) {
 			s.sendStart += int(p - s.bufBase)
 			s.bufBase = p
 			s.acked.removeBelow(p)
+			s.lost.removeBelow(p)
 			if s.sendStart == len(s.sendBuf) {
 				s.sendBuf, s.sendStart = s.sendBuf[:0], 0
 			}
@@ -857,9 +858,10 @@ func (s *stream) appendFrames(b *builder, p *sentPacket) bool {
 			return false
 		}
 		lo, hi, _ := s.lost.popFront(uint64(min(room, 16383)))
-		if lo < s.bufBase {
-			lo = min(s.bufBase, hi)
+		if hi <= s.bufBase {
+			continue // acknowledged since, in another copy
 		}
+		lo = max(lo, s.bufBase)
 		fin := s.finLost && hi == s.writeOff && s.finWanted && len(s.lost) == 0
 		data := s.sendBuf[s.sendStart+int(lo-s.bufBase) : s.sendStart+int(hi-s.bufBase)]
 		b.add(quicwire.AppendStreamFrame(b.buf, s.id, lo, data, fin))
