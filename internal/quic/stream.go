@@ -204,7 +204,11 @@ func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
 }
 
 // Stream is a bidirectional stream: Read and Write may run at the same
-// time in two goroutines; each half is for one goroutine at a time.
+// time in two goroutines; each half is for one goroutine at a time. The
+// connection keeps a stream's state until both halves are over: its FIN
+// read (Read returned io.EOF), a reset received or CancelRead; and its
+// FIN or RESET_STREAM acknowledged. A caller that stops reading before
+// io.EOF calls CancelRead.
 type Stream struct{ s *stream }
 
 // SendStream is the sending half of a stream.
