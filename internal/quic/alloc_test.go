@@ -2,7 +2,6 @@ package quic
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
@@ -83,26 +82,5 @@ func TestPacketPathAllocs(t *testing.T) {
 	}
 	if c.closed {
 		t.Fatal(c.err)
-	}
-}
-
-// BenchmarkEcho1MiB measures one 1 MiB echo over loopback with
-// quic-go's server: the whole process's CPU and allocations, the
-// server's included.
-func BenchmarkEcho1MiB(b *testing.B) {
-	srv := newEchoServer(b, nil)
-	c, err := dial(b, "chrome156-linux", srv.addr(), srv.cert, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data := randomBytes(1<<20, 1)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := echo(ctx, c, data); err != nil {
-			b.Fatal(err)
-		}
-		cancel()
 	}
 }

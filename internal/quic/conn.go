@@ -43,6 +43,16 @@ type Config struct {
 	MaxIdleTimeout time.Duration
 }
 
+// Clone returns a copy of c with its TLS config cloned.
+func (c *Config) Clone() *Config {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.TLS = c.TLS.Clone()
+	return &d
+}
+
 // Packet number spaces.
 const (
 	spInitial = iota
@@ -110,8 +120,9 @@ type Conn struct {
 	nextOpen *quicwire.Keys // the 1-RTT read keys of the next phase
 	prevOpen *quicwire.Keys
 	keyPhase bool
-	// keyUpdates counts the server's key updates followed.
-	keyUpdates int
+	// keyUpdates counts the server's key updates followed;
+	// lostPackets the packets declared lost.
+	keyUpdates, lostPackets int
 
 	odcid, dcid, scid []byte
 	token             []byte

@@ -223,3 +223,43 @@ func FuzzReassembly(f *testing.F) {
 		}
 	})
 }
+
+// TestLostAfterAcked is RELIABILITY Q-32: data declared lost and then
+// acknowledged through another copy (a PTO probe) before it is sent
+// again is not sent again and breaks nothing (it indexed below the
+// buffer once: TestLossyTransfers panicked 1 run in 18).
+func TestLostAfterAcked(t *testing.T) {
+	c, _ := establishedConn(t)
+	s := c.streams.m[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.sendBuf = append(s.sendBuf, make([]byte, 3000)...)
+	s.writeOff = 3000
+	c.streams.queue(s)
+	now := time.Now()
+	c.send(now)
+	if s.sendNext != 3000 {
+		t.Fatalf("sent %d of 3000", s.sendNext)
+	}
+	// a loss of [0, 1200) queued, then the ACK of a copy of [0, 2000)
+	s.lost.add(0, 1200)
+	c.streams.onFrameAcked(&sentFrame{kind: sfStream, id: 0, off: 0, n: 2000})
+	c.streams.queue(s)
+	pn := c.spaces[spApp].nextPN
+	c.send(now)
+	if s.bufBase != 2000 || len(s.lost) != 0 || c.closed {
+		t.Fatalf("base %d, lost %v, closed %v", s.bufBase, s.lost, c.err)
+	}
+	if c.spaces[spApp].nextPN != pn {
+		t.Fatal("acknowledged data sent again")
+	}
+	// a lost range straddling the acknowledged prefix sends its tail only
+	s.lost.add(1500, 2500)
+	c.streams.queue(s)
+	c.send(now)
+	sp := &c.spaces[spApp]
+	last := sp.sent[len(sp.sent)-1]
+	if f := last.frames[len(last.frames)-1]; f.kind != sfStream || f.off != 2000 || f.n != 500 {
+		t.Fatalf("resent %+v, want [2000, 2500)", f)
+	}
+}

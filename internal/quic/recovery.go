@@ -157,6 +157,7 @@ func (c *Conn) onPacketAcked(sp int, p *sentPacket) {
 func (c *Conn) onPacketLost(sp int, p *sentPacket) {
 	s := &c.spaces[sp]
 	p.done = true
+	c.lostPackets++
 	if p.inFlight {
 		c.inFlight -= p.size
 		c.cc.onLoss(p.t)

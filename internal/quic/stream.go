@@ -32,6 +32,7 @@ type streams struct {
 	pendingBlocked     bool
 	recvMax, window    uint64    // connection flow control, receiving
 	connBlocked        []*stream // streams waiting for MAX_DATA
+	freeBufs           [][]byte  // buffers of finished streams, for the next ones
 	recvHighest        uint64
 	consumed           uint64
 	pendingMaxData     bool
@@ -203,7 +204,11 @@ func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
 }
 
 // Stream is a bidirectional stream: Read and Write may run at the same
-// time in two goroutines; each half is for one goroutine at a time.
+// time in two goroutines; each half is for one goroutine at a time. The
+// connection keeps a stream's state until both halves are over: its FIN
+// read (Read returned io.EOF), a reset received or CancelRead; and its
+// FIN or RESET_STREAM acknowledged. A caller that stops reading before
+// io.EOF calls CancelRead.
 type Stream struct{ s *stream }
 
 // SendStream is the sending half of a stream.
@@ -384,9 +389,14 @@ func (s *stream) write(p []byte) (int, error) {
 		}
 		if room := sendBufLimit - int(s.writeOff-s.bufBase); room > 0 && n < len(p) {
 			k := min(room, len(p)-n)
-			if s.sendStart > 0 && s.sendStart >= len(s.sendBuf)/2 && len(s.sendBuf)+k > cap(s.sendBuf) {
+			// compact when that frees a quarter of the buffer, else grow:
+			// the copies stay a small multiple of the bytes written
+			if len(s.sendBuf)+k > cap(s.sendBuf) && s.sendStart >= cap(s.sendBuf)/4 {
 				m := copy(s.sendBuf, s.sendBuf[s.sendStart:])
 				s.sendBuf, s.sendStart = s.sendBuf[:m], 0
+			}
+			if s.sendBuf == nil {
+				s.sendBuf = c.streams.buffer()
 			}
 			s.sendBuf = append(s.sendBuf, p[n:n+k]...)
 			s.writeOff += uint64(k)
@@ -505,6 +515,18 @@ func (s *stream) discardRecv() {
 	}
 }
 
+// buffer returns a finished stream's buffer, or nil.
+func (ss *streams) buffer() []byte {
+	n := len(ss.freeBufs)
+	if n == 0 {
+		return nil
+	}
+	b := ss.freeBufs[n-1]
+	ss.freeBufs[n-1] = nil
+	ss.freeBufs = ss.freeBufs[:n-1]
+	return b
+}
+
 // queue puts s in the send rotation.
 func (ss *streams) queue(s *stream) {
 	if !s.queued {
@@ -525,6 +547,12 @@ func (ss *streams) maybeDone(s *stream) {
 		return
 	}
 	delete(ss.m, s.id)
+	for _, b := range [][]byte{s.sendBuf, s.ra.buf} {
+		if cap(b) >= 4096 && cap(b) <= 4*sendBufLimit && len(ss.freeBufs) < 8 {
+			ss.freeBufs = append(ss.freeBufs, b[:0])
+		}
+	}
+	s.sendBuf, s.ra.buf = nil, nil
 	if s.id&3 == 3 {
 		ss.peerUniClosed++
 		ss.maxPeerUni = ss.peerUniClosed + ss.c.local.maxStreamsUni
@@ -681,6 +709,9 @@ func (s *stream) onData(f *quicwire.Frame) {
 		s.c.fail(InternalError, f.Type, "reassembly buffer", nil)
 		return
 	}
+	if s.ra.buf == nil {
+		s.ra.buf = s.c.streams.buffer()
+	}
 	if s.ra.push(f.Offset, f.Data) || f.Fin && s.ra.readOff == s.finalSize {
 		signal(s.readCh)
 	}
@@ -721,6 +752,7 @@ func (ss *streams) onFrameAcked(fr *sentFrame) {
 			s.sendStart += int(p - s.bufBase)
 			s.bufBase = p
 			s.acked.removeBelow(p)
+			s.lost.removeBelow(p)
 			if s.sendStart == len(s.sendBuf) {
 				s.sendBuf, s.sendStart = s.sendBuf[:0], 0
 			}
@@ -830,9 +862,10 @@ func (s *stream) appendFrames(b *builder, p *sentPacket) bool {
 			return false
 		}
 		lo, hi, _ := s.lost.popFront(uint64(min(room, 16383)))
-		if lo < s.bufBase {
-			lo = min(s.bufBase, hi)
+		if hi <= s.bufBase {
+			continue // acknowledged since, in another copy
 		}
+		lo = max(lo, s.bufBase)
 		fin := s.finLost && hi == s.writeOff && s.finWanted && len(s.lost) == 0
 		data := s.sendBuf[s.sendStart+int(lo-s.bufBase) : s.sendStart+int(hi-s.bufBase)]
 		b.add(quicwire.AppendStreamFrame(b.buf, s.id, lo, data, fin))
