@@ -18,11 +18,17 @@ type compiled struct {
 	head *reqhead.Table
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
 	h2 *h2.Config
-	// prio is the HEADERS priority per request kind.
-	prio [kindCount]h2.Priority
+	// prio is the HEADERS priority per request kind, the WebSocket's
+	// extended CONNECT included.
+	prio [prioKinds]h2.Priority
 }
 
-const kindCount = int(profile.Image) + 1
+// kindCount counts the kinds of ordinary requests; prioKinds adds the
+// WebSocket handshake.
+const (
+	kindCount = int(profile.Image) + 1
+	prioKinds = int(profile.WebSocket) + 1
+)
 
 var compiledCache sync.Map // profile name → *namedCompiled
 
@@ -61,7 +67,7 @@ func compile(name string) (*compiled, error) {
 		return nil, err
 	}
 	c := &compiled{p: p, head: head, h2: h2Config(p)}
-	for k := profile.Navigate; int(k) < kindCount; k++ {
+	for k := profile.Navigate; int(k) < prioKinds; k++ {
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
 		}

@@ -41,9 +41,10 @@ type WebSocketOptions struct {
 	// fails the connection with 1009. 0 means 32 MiB.
 	MaxMessageSize int64
 	// PingInterval is how long a Read waits on a silent peer before it
-	// pings; 0 means 30s, negative never. PingTimeout is how long the peer
-	// then has to send anything before reads fail with ErrPingTimeout; 0
-	// means 20s.
+	// pings; 0 or negative means never, as Chromium and Firefox send no
+	// pings of their own (a Read then waits as long as its context
+	// allows). PingTimeout is how long the peer then has to send anything
+	// before reads fail with ErrPingTimeout; 0 means 20s.
 	PingInterval, PingTimeout time.Duration
 	// HandshakeTimeout bounds the dial and handshake; 0 means 30s.
 	HandshakeTimeout time.Duration
@@ -223,7 +224,7 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 	}
 	hctx, cancel := context.WithTimeout(ctx, orDefault(opts.HandshakeTimeout, 30*time.Second))
 	defer cancel()
-	hs := wsHandshake{u: u, p: o.profile.p, opts: opts}
+	hs := wsHandshake{u: u, p: o.profile.p, opts: opts, prio: o.profile.prio[profile.WebSocket]}
 	if opts.Origin != "" {
 		hs.origin = opts.Origin
 	} else {
@@ -284,6 +285,9 @@ type wsHandshake struct {
 	opts   *WebSocketOptions
 	origin string
 	cookie string
+	// prio is the extended CONNECT's HEADERS priority, as the browser
+	// recorded sends it.
+	prio h2.Priority
 }
 
 // fields returns the handshake's header list over proto: the profile's set
@@ -445,7 +449,7 @@ func (hs *wsHandshake) overH2(ctx, hctx context.Context, c *conn) (*WebSocket, e
 	pr, pw := io.Pipe()
 	h := hs.fields(profile.H2, "")
 	req := &h2.Request{Method: "CONNECT", Scheme: "https", Authority: hs.u.authority,
-		Path: hs.u.target, Header: h, Body: pr, ContentLength: -1}
+		Path: hs.u.target, Header: h, Body: pr, ContentLength: -1, Priority: hs.prio}
 	resp, err := c.h2.RoundTripExtended(life, req, &h2.Extended{Protocol: "websocket", PseudoOrder: hs.p.HTTP2.WebSocketPseudoOrder})
 	if !stop() {
 		// The handshake's time ran out as it ended: the stream is reset.
