@@ -267,7 +267,11 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 	// HTTP/1.1, offering http/1.1 alone (the profile's recorded hello for
 	// that): it never enters the pool.
 	key.HTTP1Only = u.scheme == "https"
-	c, err := st.dialConn(hctx, key, o, nil)
+	// Through an HTTP proxy a ws:// socket goes through a CONNECT tunnel
+	// too, not in absolute form: both browsers tunnel every WebSocket.
+	to := *o
+	to.tunnel = true
+	c, err := st.dialConn(hctx, key, &to, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -364,14 +368,10 @@ func (hs *wsHandshake) overH1(ctx context.Context, c *conn) (*WebSocket, error) 
 		c.Close()
 		return nil, err
 	}
+	// Through an HTTP proxy c is a CONNECT tunnel (options.tunnel): the
+	// target is in origin form and carries no proxy credentials.
 	target := hs.u.target
-	if c.absolute {
-		target = hs.u.scheme + "://" + hs.u.authority + hs.u.target
-	}
 	h := hs.fields(profile.HTTP1, key)
-	if c.absolute && c.auth != "" {
-		h = append(h, fields.Field{Name: "Proxy-Authorization", Value: c.auth})
-	}
 	c.h1.SetRelease(nil)
 	c.h1.SetAlloc(nil)
 	resp, err := c.h1.RoundTripNew(ctx, &h1.Request{Method: "GET", Target: target, Header: h, Upgrade: true, ContentLength: -1})
