@@ -2,7 +2,9 @@ package guise
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -20,23 +22,25 @@ import (
 )
 
 // tunnelProxy is a test's own proxy, HTTP (CONNECT only: anything else,
-// such as an absolute-form request, gets a 405) or SOCKS5 (no
-// authentication, CONNECT), that records the target of every tunnel it
-// opens.
+// such as an absolute-form request, gets a 405) or SOCKS5 (CONNECT), that
+// records the target of every tunnel it opens. With a user it requires
+// credentials: Proxy-Authorization Basic on the CONNECT (407 without), or
+// the RFC 1929 username/password method.
 type tunnelProxy struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	seen []string // "CONNECT host:port" or the request line refused
-	wg   sync.WaitGroup
+	ln         net.Listener
+	user, pass string
+	mu         sync.Mutex
+	seen       []string // "CONNECT host:port" or what was refused
+	wg         sync.WaitGroup
 }
 
-func newTunnelProxy(t *testing.T, socks bool) *tunnelProxy {
+func newTunnelProxy(t *testing.T, socks bool, user, pass string) *tunnelProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tunnelProxy{ln: ln}
+	p := &tunnelProxy{ln: ln, user: user, pass: pass}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -90,6 +94,14 @@ func (p *tunnelProxy) connect(nc net.Conn) {
 		io.WriteString(nc, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 		return
 	}
+	if p.user != "" {
+		want := "Basic " + base64.StdEncoding.EncodeToString([]byte(p.user+":"+p.pass))
+		if req.Header.Get("Proxy-Authorization") != want {
+			p.record("unauthorized CONNECT " + req.Host)
+			io.WriteString(nc, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"t\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			return
+		}
+	}
 	p.record("CONNECT " + req.Host)
 	up, err := net.DialTimeout("tcp", req.Host, 5*time.Second)
 	if err != nil {
@@ -107,10 +119,42 @@ func (p *tunnelProxy) socks(nc net.Conn) {
 	if _, err := io.ReadFull(br, hdr[:]); err != nil || hdr[0] != 5 {
 		return
 	}
-	if _, err := io.ReadFull(br, make([]byte, hdr[1])); err != nil {
+	methods := make([]byte, hdr[1])
+	if _, err := io.ReadFull(br, methods); err != nil {
 		return
 	}
-	nc.Write([]byte{5, 0})
+	if p.user == "" {
+		nc.Write([]byte{5, 0})
+	} else {
+		if !bytes.Contains(methods, []byte{2}) {
+			p.record("no username method")
+			nc.Write([]byte{5, 0xff})
+			return
+		}
+		nc.Write([]byte{5, 2})
+		// RFC 1929: VER ULEN UNAME PLEN PASSWD.
+		var v [2]byte
+		if _, err := io.ReadFull(br, v[:]); err != nil || v[0] != 1 {
+			return
+		}
+		u := make([]byte, v[1])
+		if _, err := io.ReadFull(br, u); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(br, v[1:]); err != nil {
+			return
+		}
+		pw := make([]byte, v[1])
+		if _, err := io.ReadFull(br, pw); err != nil {
+			return
+		}
+		if string(u) != p.user || string(pw) != p.pass {
+			p.record("bad credentials " + string(u))
+			nc.Write([]byte{1, 1})
+			return
+		}
+		nc.Write([]byte{1, 0})
+	}
 	var req [4]byte
 	if _, err := io.ReadFull(br, req[:]); err != nil || req[1] != 1 {
 		return
@@ -189,11 +233,14 @@ func plainCoderEcho(t *testing.T, seen *wsHandshakes) *httptest.Server {
 
 // TestWebSocketThroughProxies opens ws:// and wss:// sockets (HTTP/1.1
 // and, to a server enabling RFC 8441, h2) through the test's own HTTP
-// proxy and SOCKS5 proxy, as both browsers do: a CONNECT tunnel for every
-// socket, ws:// too, never an absolute-form request (Chromium 156 and
-// Firefox ESR 153, pointed at an HTTP proxy, both sent CONNECT host:port
-// for new WebSocket("ws://...")); over SOCKS5 the name goes to the proxy
-// with socks5h (RELIABILITY WS-22).
+// proxy and SOCKS5 proxy, each without and with credentials, as both
+// browsers do: a CONNECT tunnel for every socket, ws:// too, never an
+// absolute-form request (Chromium 156 and Firefox ESR 153, pointed at an
+// HTTP proxy, both sent CONNECT host:port for new WebSocket("ws://..."));
+// the credentials go to the proxy only, never to the server; over SOCKS5
+// the name goes to the proxy with socks5h (RELIABILITY WS-22). Wrong
+// credentials fail the dial with the proxy's answer and open no tunnel
+// (RELIABILITY WS-29).
 func TestWebSocketThroughProxies(t *testing.T) {
 	var seen wsHandshakes
 	plain := plainCoderEcho(t, &seen)
@@ -201,50 +248,78 @@ func TestWebSocketThroughProxies(t *testing.T) {
 	tlsH2 := h2Echo(t, &seen)
 	roots := testpeer.Localhost(t).Roots
 	for _, socks := range []bool{false, true} {
-		p := newTunnelProxy(t, socks)
-		proxyURL := "http://" + p.addr()
-		if socks {
-			proxyURL = "socks5h://" + p.addr()
-		}
-		for _, tc := range []struct {
-			url, proto string
-		}{
-			{strings.Replace(plain.URL, "http://", "ws://", 1) + "/plain", "http/1.1"},
-			{strings.Replace(tlsH1.URL, "https://", "wss://", 1) + "/ws", "http/1.1"},
-			{strings.Replace(tlsH2.URL, "https://", "wss://", 1) + "/h2", "h2"},
-		} {
-			name := fmt.Sprintf("%s via %s", tc.url, proxyURL)
-			u := tc.url
+		for _, user := range []string{"", "alice"} {
+			p := newTunnelProxy(t, socks, user, "s3cret")
+			scheme := "http://"
 			if socks {
-				// A name only the proxy resolves (to loopback).
-				u = strings.Replace(u, "127.0.0.1", "ws.test", 1)
+				scheme = "socks5h://"
 			}
-			s := &Session{Proxy: proxyURL, RootCAs: roots, InsecureSkipVerify: socks}
-			c, err := s.WebSocket(context.Background(), u, nil)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
+			proxyURL := scheme + p.addr()
+			if user != "" {
+				proxyURL = scheme + user + ":s3cret@" + p.addr()
 			}
-			if c.Protocol() != tc.proto {
-				t.Errorf("%s: over %s, want %s", name, c.Protocol(), tc.proto)
+			for _, tc := range []struct {
+				url, proto string
+			}{
+				{strings.Replace(plain.URL, "http://", "ws://", 1) + "/plain", "http/1.1"},
+				{strings.Replace(tlsH1.URL, "https://", "wss://", 1) + "/ws", "http/1.1"},
+				{strings.Replace(tlsH2.URL, "https://", "wss://", 1) + "/h2", "h2"},
+			} {
+				name := fmt.Sprintf("%s via %s", tc.url, proxyURL)
+				u := tc.url
+				if socks {
+					// A name only the proxy resolves (to loopback).
+					u = strings.Replace(u, "127.0.0.1", "ws.test", 1)
+				}
+				s := &Session{Proxy: proxyURL, RootCAs: roots, InsecureSkipVerify: socks}
+				c, err := s.WebSocket(context.Background(), u, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if c.Protocol() != tc.proto {
+					t.Errorf("%s: over %s, want %s", name, c.Protocol(), tc.proto)
+				}
+				echoRounds(t, c, 5)
+				if err := c.Close(CloseNormal, ""); err != nil {
+					t.Errorf("%s: Close: %v", name, err)
+				}
+				s.Close()
+				log := p.log()
+				host := u[strings.Index(u, "://")+3:]
+				host = host[:strings.IndexByte(host, '/')]
+				if len(log) == 0 || log[len(log)-1] != "CONNECT "+host {
+					t.Errorf("%s: the proxy saw %q, want a tunnel to %s", name, log, host)
+				}
+				if r := seen.last(t); r.URL.Path != tc.url[strings.LastIndexByte(tc.url, '/'):] || r.Header.Get("Proxy-Authorization") != "" {
+					t.Errorf("%s: the server saw %s with Proxy-Authorization %q", name, r.URL.Path, r.Header.Get("Proxy-Authorization"))
+				}
 			}
-			echoRounds(t, c, 5)
-			if err := c.Close(CloseNormal, ""); err != nil {
-				t.Errorf("%s: Close: %v", name, err)
+			if user != "" {
+				// Wrong credentials: the dial fails, no tunnel opens.
+				n := len(p.log())
+				bad := strings.Replace(proxyURL, ":s3cret@", ":wrong@", 1)
+				for _, u := range []string{strings.Replace(plain.URL, "http://", "ws://", 1) + "/plain", strings.Replace(tlsH1.URL, "https://", "wss://", 1) + "/ws"} {
+					s := &Session{Proxy: bad, RootCAs: roots}
+					c, err := s.WebSocket(context.Background(), u, nil)
+					if err == nil {
+						c.Close(CloseNormal, "")
+						t.Errorf("%s via %s: opened with wrong credentials", u, bad)
+					} else if socks && !strings.Contains(err.Error(), "socks") || !socks && !strings.Contains(err.Error(), "407") {
+						t.Errorf("%s via %s: %v, want the proxy's refusal", u, bad, err)
+					}
+					s.Close()
+				}
+				for _, l := range p.log()[n:] {
+					if strings.HasPrefix(l, "CONNECT ") {
+						t.Errorf("wrong credentials opened a tunnel: %q", l)
+					}
+				}
+				continue
 			}
-			s.Close()
-			log := p.log()
-			host := u[strings.Index(u, "://")+3:]
-			host = host[:strings.IndexByte(host, '/')]
-			if len(log) == 0 || log[len(log)-1] != "CONNECT "+host {
-				t.Errorf("%s: the proxy saw %q, want a tunnel to %s", name, log, host)
-			}
-			if r := seen.last(t); r.URL.Path != tc.url[strings.LastIndexByte(tc.url, '/'):] || r.Header.Get("Proxy-Authorization") != "" {
-				t.Errorf("%s: the server saw %s with Proxy-Authorization %q", name, r.URL.Path, r.Header.Get("Proxy-Authorization"))
-			}
-		}
-		for _, l := range p.log() {
-			if !strings.HasPrefix(l, "CONNECT ") {
-				t.Errorf("the proxy was sent %q, not a tunnel", l)
+			for _, l := range p.log() {
+				if !strings.HasPrefix(l, "CONNECT ") {
+					t.Errorf("the proxy was sent %q, not a tunnel", l)
+				}
 			}
 		}
 	}
