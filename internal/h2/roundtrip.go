@@ -48,6 +48,7 @@ func (cc *ClientConn) roundTrip(ctx context.Context, req *Request, st *Stream, e
 	s.idle = req.BodyIdleTimeout
 	s.body.s = s
 	s.resp.Body = &s.body
+	s.tunnel = ext != nil
 	s.weight = req.Priority.Weight
 	if s.weight == 0 {
 		s.weight = 16
