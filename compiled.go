@@ -25,11 +25,17 @@ type compiled struct {
 	// h3AltUsed is set when the profile's HTTP/3 header sets carry
 	// Alt-Used (Firefox), whose value is the alternative's authority.
 	h3AltUsed bool
-	// prio is the HEADERS priority per request kind.
-	prio [kindCount]h2.Priority
+	// prio is the HEADERS priority per request kind, the WebSocket's
+	// extended CONNECT included.
+	prio [prioKinds]h2.Priority
 }
 
-const kindCount = int(profile.Image) + 1
+// kindCount counts the kinds of ordinary requests; prioKinds adds the
+// WebSocket handshake.
+const (
+	kindCount = int(profile.Image) + 1
+	prioKinds = int(profile.WebSocket) + 1
+)
 
 var compiledCache sync.Map // profile name → *namedCompiled
 
@@ -73,7 +79,7 @@ func compile(name string) (*compiled, error) {
 			c.h3AltUsed = true
 		}
 	}
-	for k := profile.Navigate; int(k) < kindCount; k++ {
+	for k := profile.Navigate; int(k) < prioKinds; k++ {
 		if kp, ok := p.Priority(k); ok {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
 		}

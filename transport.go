@@ -194,6 +194,9 @@ type options struct {
 	// protocol limits the HTTP versions (see protocol.go); HTTP3 only
 	// where the Transport can dial QUIC (h3Route).
 	protocol Protocol
+	// tunnel sends http:// through an HTTP proxy's CONNECT tunnel rather
+	// than in absolute form: a WebSocket's, as Chromium and Firefox do.
+	tunnel bool
 }
 
 // TrustStore chooses the root certificates used to verify servers.
@@ -754,7 +757,7 @@ func (st *transportState) dialProxy(ctx context.Context, addr, scheme string, r 
 	}
 	start := time.Now()
 	defer func() { dt.connect = time.Since(start) }()
-	if r.http && scheme == "http" {
+	if r.http && scheme == "http" && !o.tunnel {
 		// Plain http:// through an HTTP proxy: no tunnel, the proxy takes
 		// the request in absolute form.
 		op := "dial"

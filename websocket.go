@@ -41,9 +41,10 @@ type WebSocketOptions struct {
 	// fails the connection with 1009. 0 means 32 MiB.
 	MaxMessageSize int64
 	// PingInterval is how long a Read waits on a silent peer before it
-	// pings; 0 means 30s, negative never. PingTimeout is how long the peer
-	// then has to send anything before reads fail with ErrPingTimeout; 0
-	// means 20s.
+	// pings; 0 or negative means never, as Chromium and Firefox send no
+	// pings of their own (a Read then waits as long as its context
+	// allows). PingTimeout is how long the peer then has to send anything
+	// before reads fail with ErrPingTimeout; 0 means 20s.
 	PingInterval, PingTimeout time.Duration
 	// HandshakeTimeout bounds the dial and handshake; 0 means 30s.
 	HandshakeTimeout time.Duration
@@ -223,7 +224,7 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 	}
 	hctx, cancel := context.WithTimeout(ctx, orDefault(opts.HandshakeTimeout, 30*time.Second))
 	defer cancel()
-	hs := wsHandshake{u: u, p: o.profile.p, opts: opts}
+	hs := wsHandshake{u: u, p: o.profile.p, opts: opts, prio: o.profile.prio[profile.WebSocket]}
 	if opts.Origin != "" {
 		hs.origin = opts.Origin
 	} else {
@@ -266,7 +267,11 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 	// HTTP/1.1, offering http/1.1 alone (the profile's recorded hello for
 	// that): it never enters the pool.
 	key.HTTP1Only = u.scheme == "https"
-	c, err := st.dialConn(hctx, key, o, nil)
+	// Through an HTTP proxy a ws:// socket goes through a CONNECT tunnel
+	// too, not in absolute form: both browsers tunnel every WebSocket.
+	to := *o
+	to.tunnel = true
+	c, err := st.dialConn(hctx, key, &to, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +289,9 @@ type wsHandshake struct {
 	opts   *WebSocketOptions
 	origin string
 	cookie string
+	// prio is the extended CONNECT's HEADERS priority, as the browser
+	// recorded sends it.
+	prio h2.Priority
 }
 
 // fields returns the handshake's header list over proto: the profile's set
@@ -360,14 +368,10 @@ func (hs *wsHandshake) overH1(ctx context.Context, c *conn) (*WebSocket, error) 
 		c.Close()
 		return nil, err
 	}
+	// Through an HTTP proxy c is a CONNECT tunnel (options.tunnel): the
+	// target is in origin form and carries no proxy credentials.
 	target := hs.u.target
-	if c.absolute {
-		target = hs.u.scheme + "://" + hs.u.authority + hs.u.target
-	}
 	h := hs.fields(profile.HTTP1, key)
-	if c.absolute && c.auth != "" {
-		h = append(h, fields.Field{Name: "Proxy-Authorization", Value: c.auth})
-	}
 	c.h1.SetRelease(nil)
 	c.h1.SetAlloc(nil)
 	resp, err := c.h1.RoundTripNew(ctx, &h1.Request{Method: "GET", Target: target, Header: h, Upgrade: true, ContentLength: -1})
@@ -445,7 +449,7 @@ func (hs *wsHandshake) overH2(ctx, hctx context.Context, c *conn) (*WebSocket, e
 	pr, pw := io.Pipe()
 	h := hs.fields(profile.H2, "")
 	req := &h2.Request{Method: "CONNECT", Scheme: "https", Authority: hs.u.authority,
-		Path: hs.u.target, Header: h, Body: pr, ContentLength: -1}
+		Path: hs.u.target, Header: h, Body: pr, ContentLength: -1, Priority: hs.prio}
 	resp, err := c.h2.RoundTripExtended(life, req, &h2.Extended{Protocol: "websocket", PseudoOrder: hs.p.HTTP2.WebSocketPseudoOrder})
 	if !stop() {
 		// The handshake's time ran out as it ended: the stream is reset.

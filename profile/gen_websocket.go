@@ -22,8 +22,22 @@ type websocket struct {
 		Path        string         `json:"path"`
 		PseudoOrder []string       `json:"pseudo_order"`
 		Headers     []fields.Field `json:"headers"`
+		StreamID    uint32         `json:"stream_id"`
+		Priority    *wsPriority    `json:"priority"`
+		// OpenedBefore are the streams the connection opened before the
+		// CONNECT's: what its dependency is read against.
+		OpenedBefore []struct {
+			StreamID uint32      `json:"stream_id"`
+			Priority *wsPriority `json:"priority"`
+		} `json:"opened_before"`
 	} `json:"h2"`
 	Heads []string `json:"http1_heads"`
+}
+
+type wsPriority struct {
+	Exclusive bool   `json:"exclusive"`
+	StreamDep uint32 `json:"stream_dep"`
+	Weight    int    `json:"weight"`
 }
 
 func readWebSocket(path string) *websocket {
@@ -38,6 +52,9 @@ func readWebSocket(path string) *websocket {
 	if len(w.H2) != 1 || len(w.Heads) != 1 || w.H2[0].Method != "CONNECT" || w.H2[0].Path != fingerprint.WebSocketEcho {
 		log.Fatalf("%s: want one h2 CONNECT and one HTTP/1.1 head for %s", path, fingerprint.WebSocketEcho)
 	}
+	if w.H2[0].Priority == nil || w.H2[0].StreamID == 0 {
+		log.Fatalf("%s: the CONNECT's stream id and HEADERS priority are not recorded", path)
+	}
 	return &w
 }
 
@@ -48,9 +65,33 @@ func readWebSocket(path string) *websocket {
 var wsPerRequest = []string{"host", "origin", "sec-websocket-key", "sec-fetch-site", "cookie"}
 
 // addWebSocketSets adds the WebSocket handshake header sets over h2 and
-// HTTP/1.1, and the extended CONNECT's pseudo-header order.
+// HTTP/1.1, the extended CONNECT's pseudo-header order, and its HEADERS
+// priority (kind websocket), whose dependency must follow the profile's
+// rule (that of its navigations) on the streams recorded before it.
 func addWebSocketSets(p *profile.Profile, w *websocket) {
 	p.HTTP2.WebSocketPseudoOrder = w.H2[0].PseudoOrder
+	nav, ok := p.Priority(profile.Navigate)
+	if !ok {
+		log.Fatalf("%s: no navigation priority to take the rule from", p.Name)
+	}
+	pr := w.H2[0].Priority
+	var want uint32
+	if nav.DependsOn == profile.LatestOpen {
+		// The most recent stream opened before, of an equal or higher
+		// weight (the page's own streams were still open: the image
+		// waits for the socket).
+		for _, b := range w.H2[0].OpenedBefore {
+			if b.Priority != nil && b.Priority.Weight >= pr.Weight && b.StreamID > want {
+				want = b.StreamID
+			}
+		}
+	}
+	if nav.DependsOn != profile.LatestOpen && nav.DependsOn != profile.Root || pr.StreamDep != want {
+		log.Fatalf("%s: the CONNECT depends on stream %d, the rule %v says %d", p.Name, pr.StreamDep, nav.DependsOn, want)
+	}
+	p.HTTP2.HeaderPriority = append(p.HTTP2.HeaderPriority, profile.KindPriority{
+		Kind: profile.WebSocket, Exclusive: pr.Exclusive, Weight: pr.Weight, DependsOn: nav.DependsOn,
+	})
 	h2 := profile.HeaderSet{Kind: profile.WebSocket, Proto: profile.H2}
 	for _, f := range w.H2[0].Headers {
 		h2.Header = append(h2.Header, wsField(&h2, f))
@@ -86,5 +127,5 @@ func wsField(hs *profile.HeaderSet, f fields.Field) fields.Field {
 
 // webSocketSource says where the WebSocket sets come from.
 func webSocketSource(file string) string {
-	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last"
+	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last"
 }

@@ -498,6 +498,22 @@ func (cc *ClientConn) onRST(f *http2.RSTStreamFrame) error {
 	if code == ErrCodeRefusedStream && !s.gotHead {
 		err = retryable{err}
 	}
+	if s.tunnel && s.gotHead {
+		// An extended CONNECT's stream is a tunnel: the DATA that came
+		// before the reset belongs to it (a WebSocket's close frame, which
+		// haproxy 2.6 follows with RST_STREAM(CANCEL)) and is read before
+		// the error, as Chromium hands each DATA frame on as it arrives.
+		// Its credit goes back as it is read, or at Close.
+		if s.err == nil {
+			s.err = err
+		}
+		s.reset = true
+		cc.forgetLocked(s)
+		s.signal()
+		cc.mu.Unlock()
+		cc.afterUnlock()
+		return nil
+	}
 	cc.creditLocked(int64(s.data.len()))
 	s.failLocked(err)
 	cc.forgetLocked(s)

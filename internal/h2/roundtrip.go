@@ -53,6 +53,7 @@ again:
 	s.idle = req.BodyIdleTimeout
 	s.body.s = s
 	s.resp.Body = &s.body
+	s.tunnel = ext != nil
 	s.weight = req.Priority.Weight
 	if s.weight == 0 {
 		s.weight = 16

@@ -48,6 +48,7 @@ type stream struct {
 	reset         bool
 	bodyClosed    bool
 	removed       bool
+	tunnel        bool // an extended CONNECT's (RFC 8441)
 	recvWindow    int64
 	unacked       int64
 	sendWindow    int64

@@ -95,3 +95,45 @@ func TestExtendedConnectRefused(t *testing.T) {
 		t.Fatalf("ExtendedConnect on a dead connection: %v, %v", ok, err)
 	}
 }
+
+// TestExtendedConnectDataBeforeReset: DATA that came on an extended
+// CONNECT's stream before the peer reset it is read before the reset's
+// StreamError: it is the tunnel's (haproxy 2.6 sends a WebSocket's close
+// frame, then RST_STREAM(CANCEL)). It was dropped, and the WebSocket's
+// close handshake failed as a dropped connection (RELIABILITY WS-17). The
+// connection's credit comes back as the bytes are read.
+func TestExtendedConnectDataBeforeReset(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cc, p := newPeer(t, plainConfig())
+	p.nextOf(FrameSettings)
+	p.writeSettings(Setting{ID: SettingEnableConnectProtocol, Val: 1})
+	if ok, err := cc.ExtendedConnect(ctx); !ok || err != nil {
+		t.Fatalf("ExtendedConnect %v, %v", ok, err)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req := &Request{Method: "CONNECT", Scheme: "https", Authority: "peer.test", Path: "/ws", Body: pr, ContentLength: -1}
+	ch := make(chan result, 1)
+	go func() {
+		resp, err := cc.RoundTripExtended(ctx, req, &Extended{Protocol: "websocket"})
+		ch <- result{resp, err}
+	}()
+	h := p.nextOf(FrameHeaders)
+	p.writeHeaders(h.StreamID, false, ":status", "200")
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	p.writeData(h.StreamID, false, []byte("\x88\x02\x03\xe8"))
+	p.write(appendRSTStream(nil, h.StreamID, ErrCodeCancel))
+	// The reset is seen once the read loop handled it: a round trip on
+	// another stream comes after it.
+	roundTripOK(t, cc, p)
+	b, err := io.ReadAll(r.resp.Body)
+	var se StreamError
+	if string(b) != "\x88\x02\x03\xe8" || !errors.As(err, &se) || se.Code != ErrCodeCancel {
+		t.Fatalf("read %q, %v; want the close frame, then the reset", b, err)
+	}
+	r.resp.Body.Close()
+}

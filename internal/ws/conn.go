@@ -32,10 +32,12 @@ type Config struct {
 	// Rand is the source of the mask keys; nil means crypto/rand.
 	Rand io.Reader
 	// PingInterval is how long a Read waits on a silent peer before it
-	// sends a ping; 0 means 30s, negative never. Browsers send none.
+	// sends a ping; 0 or negative means never, as browsers send none
+	// (a Read then waits as long as its context allows).
 	PingInterval time.Duration
 	// PingTimeout is how long after that ping the peer has to send
-	// anything before reads fail with ErrPingTimeout; 0 means 20s.
+	// anything before reads fail with ErrPingTimeout; 0 means 20s. It
+	// applies only with a PingInterval.
 	PingTimeout time.Duration
 	// CloseTimeout bounds Close's wait for the peer's close frame; 0 means
 	// 5s.
@@ -107,7 +109,6 @@ func NewConn(s Stream, cfg *Config) *Conn {
 	if c.cfg.Rand == nil {
 		c.cfg.Rand = rand.Reader
 	}
-	c.cfg.PingInterval = orDefault(c.cfg.PingInterval, 30*time.Second)
 	c.cfg.PingTimeout = orDefault(c.cfg.PingTimeout, 20*time.Second)
 	c.cfg.CloseTimeout = orDefault(c.cfg.CloseTimeout, 5*time.Second)
 	c.rbuf = make([]byte, max(readBuf, len(c.cfg.Buffered)))

@@ -195,6 +195,31 @@ func TestPingDeadline(t *testing.T) {
 	})
 }
 
+// TestNoPingsByDefault: with no PingInterval the client sends nothing on
+// its own, as Chromium and Firefox send no pings: a Read waits on a silent
+// peer for as long as its context allows (an hour here), and ends with the
+// context's error; the peer saw no frame (RELIABILITY WS-14).
+func TestNoPingsByDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, p := newPair(t, nil)
+		ctx, cancel := context.WithTimeout(bg, time.Hour)
+		defer cancel()
+		start := time.Now()
+		_, _, err := c.ReadMessage(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Hour {
+			t.Fatalf("read: %v after %v, want the context's deadline after 1h", err, time.Since(start))
+		}
+		synctest.Wait()
+		select {
+		case f, ok := <-p.frames:
+			if ok && f.h.Op != OpClose {
+				t.Fatalf("the client sent a %v frame unasked", f.h.Op)
+			}
+		default:
+		}
+	})
+}
+
 // TestPing: Ping returns once a concurrent Read saw the pong.
 func TestPing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

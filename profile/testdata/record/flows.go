@@ -68,6 +68,32 @@ type h2Request struct {
 	Path        string   `json:"path"`
 	PseudoOrder []string `json:"pseudo_order"`
 	Headers     []field  `json:"headers"`
+	// StreamID and Priority (the HEADERS frame's, absent without the
+	// PRIORITY flag) are recorded with -websocket, with the streams opened
+	// before it on the connection (OpenedBefore, with their priorities):
+	// what the extended CONNECT's dependency is read from.
+	StreamID     uint32       `json:"stream_id,omitempty"`
+	Priority     *priority    `json:"priority,omitempty"`
+	OpenedBefore []openStream `json:"opened_before,omitempty"`
+}
+
+type priority struct {
+	Exclusive bool   `json:"exclusive"`
+	StreamDep uint32 `json:"stream_dep"`
+	Weight    int    `json:"weight"`
+}
+
+type openStream struct {
+	StreamID uint32    `json:"stream_id"`
+	Path     string    `json:"path"`
+	Priority *priority `json:"priority,omitempty"`
+}
+
+func toPriority(p *fingerprint.Priority) *priority {
+	if p == nil {
+		return nil
+	}
+	return &priority{p.Exclusive, p.StreamDep, p.Weight}
 }
 
 type output struct {
@@ -87,6 +113,10 @@ type wsConn struct {
 	Protocol    string   `json:"protocol"`
 	ALPNOffered []string `json:"alpn_offered"`
 	PageOnIt    bool     `json:"page_loaded_on_it"`
+	// JA4 is its ClientHello's, and Resumed says it offered a session
+	// (pre_shared_key).
+	JA4     string `json:"ja4"`
+	Resumed bool   `json:"resumed"`
 }
 
 func main() {
@@ -204,6 +234,14 @@ func main() {
 					continue
 				}
 				r := h2Request{Method: q.Method(), Path: q.Path(), PseudoOrder: q.PseudoOrder}
+				if *websocket {
+					r.StreamID, r.Priority = q.StreamID, toPriority(q.Priority)
+					for _, b := range h.Requests {
+						if !b.Trailer && b.StreamID < q.StreamID {
+							r.OpenedBefore = append(r.OpenedBefore, openStream{b.StreamID, b.Path(), toPriority(b.Priority)})
+						}
+					}
+				}
 				for _, f := range q.Header {
 					if !strings.HasPrefix(f.Name, ":") {
 						r.Headers = append(r.Headers, field{f.Name, f.Value})
@@ -410,6 +448,10 @@ func websocketConns(recs []*fingerprint.ConnRecord) []wsConn {
 		c := wsConn{ID: rec.ID, Protocol: rec.Protocol, PageOnIt: page}
 		if ch, err := rec.ClientHello(); err == nil {
 			c.ALPNOffered = ch.ALPN
+			c.JA4 = ch.JA4()
+			for _, e := range ch.Extensions {
+				c.Resumed = c.Resumed || e.Type == 41
+			}
 		}
 		out = append(out, c)
 	}
