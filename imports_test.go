@@ -53,8 +53,7 @@ var importRules = []importRule{
 	// QUIC and HTTP/3 wire formats: no state, no I/O.
 	{pkg: "internal/quicwire", layer: 0, ext: "golang.org/x/crypto/chacha20 golang.org/x/crypto/chacha20poly1305",
 		std: "crypto/aes crypto/cipher crypto/hkdf crypto/sha256 crypto/sha512 encoding/binary errors hash strconv"},
-	{pkg: "internal/h3wire", layer: 1, mod: "internal/quicwire", ext: "github.com/quic-go/qpack",
-		std: "errors io strconv"},
+	{pkg: "internal/h3wire", layer: 1, mod: "internal/quicwire", std: "errors io strconv"},
 	// Alt-Svc (RFC 7838) and the broken-alternative memory: no HTTP.
 	{pkg: "internal/altsvc", layer: 0, std: "errors strconv strings sync time"},
 	{pkg: "internal/testpeer", layer: 0, denyStd: "net/http"}, // test helpers only: no non-test importer
@@ -89,7 +88,11 @@ var importRules = []importRule{
 		std: "bufio context crypto/rand encoding/binary errors fmt io os slices strconv strings sync time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
-	{pkg: "fingerprint", layer: 2, mod: "fields profile internal/ws internal/quicwire internal/h3wire",
+	// quic-go/qpack's decoder, for the recorder and internal/h3's tests
+	// only: the client never builds it (the bench module pins qpack v0.5).
+	{pkg: "internal/qpackref", layer: 2, mod: "internal/quicwire internal/h3wire", ext: "github.com/quic-go/qpack",
+		std: "errors io"},
+	{pkg: "fingerprint", layer: 3, mod: "fields profile internal/ws internal/quicwire internal/h3wire internal/qpackref",
 		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
 
 	// Layer 3: the QUIC client connection: its packets from profile data,

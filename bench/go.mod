@@ -48,6 +48,7 @@ require (
 replace github.com/guise-http/guise => ../
 
 // tls-client's HTTP/3 (bogdanfinn/quic-go-utls) is built on qpack v0.5's
-// API; guise requires v0.6 only in packages this module never builds (its
-// HTTP/3 recorder), so the bench builds with v0.5.1.
+// API; guise requires v0.6 only in internal/qpackref (the recorder's and
+// tests' decoder), which this module never builds, so the bench builds
+// with v0.5.1.
 replace github.com/quic-go/qpack => github.com/quic-go/qpack v0.5.1

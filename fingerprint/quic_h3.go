@@ -5,6 +5,7 @@ import (
 
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/h3wire"
+	"github.com/guise-http/guise/internal/qpackref"
 	"github.com/guise-http/guise/internal/quicwire"
 )
 
@@ -156,7 +157,7 @@ func parseH3Request(s QUICStream) H3Request {
 		}
 		q.Frames = append(q.Frames, H3Frame{Type: f.Type, Length: len(f.Payload)})
 		if f.Type == h3wire.FrameHeaders && q.Fields == nil {
-			fs, err := h3wire.DecodeFieldSection(f.Payload, maxH3FieldSection)
+			fs, err := qpackref.DecodeFieldSection(f.Payload, maxH3FieldSection)
 			if fs != nil {
 				q.RequiredInsertCount, q.DeltaBase = fs.RequiredInsertCount, fs.DeltaBase
 				for _, hf := range fs.Fields {

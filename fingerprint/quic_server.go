@@ -15,6 +15,7 @@ import (
 
 	"github.com/guise-http/guise/fields"
 	"github.com/guise-http/guise/internal/h3wire"
+	"github.com/guise-http/guise/internal/qpackref"
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/quic-go/quic-go"
 )
@@ -364,7 +365,7 @@ func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream) {
 // block.
 func (s *Server) answerH3(lc *liveConn, st *quic.Stream, block []byte) {
 	path := "/"
-	if fs, err := h3wire.DecodeFieldSection(block, maxH3FieldSection); err == nil {
+	if fs, err := qpackref.DecodeFieldSection(block, maxH3FieldSection); err == nil {
 		if p := fields.Header(toFields(fs.Fields)).Get(":path"); p != "" {
 			path = p
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/h3wire"
+	"github.com/guise-http/guise/internal/qpackref"
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/quic-go/qpack"
 )
@@ -58,7 +59,7 @@ func TestEncoderMatchesRecordings(t *testing.T) {
 				if err != nil || f.Type != h3wire.FrameHeaders {
 					t.Fatalf("%s stream %d: %v", browser, s.ID, err)
 				}
-				fs, err := h3wire.DecodeFieldSection(f.Payload, 1<<16)
+				fs, err := qpackref.DecodeFieldSection(f.Payload, 1<<16)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +90,7 @@ func TestEncoderMatchesRecordings(t *testing.T) {
 					continue
 				}
 				f, _ := h3wire.ParseFrame(s.Data)
-				fs, _ := h3wire.DecodeFieldSection(f.Payload, 1<<16)
+				fs, _ := qpackref.DecodeFieldSection(f.Payload, 1<<16)
 				e := encoder{huffman: other}
 				b := e.appendPrefix(nil)
 				for _, hf := range fs.Fields {
