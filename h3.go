@@ -22,12 +22,9 @@ import (
 // certificate verification. It returns once the handshake is done.
 type quicDialer func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error)
 
-// dialQUIC is guise's QUIC client, nil until internal/quic can dial: then
-// HTTP/3 is ErrProtocolUnsupported and Alt-Svc is not remembered. The
-// lead points it at internal/quic's Dial (through an adapter to h3.Conn)
-// when that lands. quic-go's client must never go here: its ClientHello
-// is Go's, not the browser's.
-var dialQUIC quicDialer
+// dialQUIC is guise's QUIC client (quic.go). quic-go's client must never
+// go here: its ClientHello is Go's, not the browser's.
+var dialQUIC quicDialer = dialGuiseQUIC
 
 // quicHandshakeTimeout bounds a QUIC handshake: past it (UDP blocked,
 // say) the alternative is marked broken. A variable for tests.
@@ -44,7 +41,10 @@ func (st *transportState) h3Route(u *parsedURL, o *options) (alt altsvc.Alternat
 	if o.protocol == HTTP3 {
 		switch {
 		case st.quic == nil:
-			return alt, false, false, fmt.Errorf("%w: %v (guise's QUIC client is not built in yet)", ErrProtocolUnsupported, HTTP3)
+			return alt, false, false, fmt.Errorf("%w: %v (no QUIC client)", ErrProtocolUnsupported, HTTP3)
+		case st.customDial:
+			// The caller's DialContext routes TCP; UDP cannot follow it.
+			return alt, false, false, fmt.Errorf("%w: %v with a Transport.DialContext", ErrProtocolUnsupported, HTTP3)
 		case u.scheme != "https":
 			return alt, false, false, fmt.Errorf("%w: %v over http://", ErrProtocolUnsupported, HTTP3)
 		case o.proxy != nil:
@@ -55,7 +55,7 @@ func (st *transportState) h3Route(u *parsedURL, o *options) (alt altsvc.Alternat
 		}
 		return altsvc.Alternative{Protocol: "h3"}, true, true, nil
 	}
-	if st.quic == nil || o.protocol != AnyProtocol || o.isolated || o.proxy != nil || u.scheme != "https" || o.profile.h3 == nil {
+	if st.quic == nil || st.customDial || o.protocol != AnyProtocol || o.isolated || o.proxy != nil || u.scheme != "https" || o.profile.h3 == nil {
 		return alt, false, false, nil
 	}
 	alt, use = st.alt.Lookup(u.origin, time.Now())
@@ -66,7 +66,7 @@ func (st *transportState) h3Route(u *parsedURL, o *options) (alt altsvc.Alternat
 // origin in the Transport's cache (never for isolated calls or through a
 // proxy: see DESIGN, "Alt-Svc").
 func (st *transportState) rememberAltSvc(u *parsedURL, o *options, h Header) {
-	if st.quic == nil || o.isolated || o.proxy != nil || u.scheme != "https" {
+	if st.quic == nil || st.customDial || o.isolated || o.proxy != nil || u.scheme != "https" {
 		return
 	}
 	var vals []string

@@ -160,8 +160,10 @@ func TestHTTP1OnlyRedirectKeepsProtocol(t *testing.T) {
 	}
 }
 
-// TestProtocolUnsupported: HTTP3, and a Protocol without a name, fail with
-// ErrProtocolUnsupported inside an *Error before anything is dialed.
+// TestProtocolUnsupported: HTTP3 through a Transport whose DialContext
+// opens the connections (UDP cannot follow it), HTTP3 over http://, and a
+// Protocol without a name, fail with ErrProtocolUnsupported inside an
+// *Error before anything is dialed.
 func TestProtocolUnsupported(t *testing.T) {
 	var dials atomic.Int32
 	tr := &Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -179,7 +181,7 @@ func TestProtocolUnsupported(t *testing.T) {
 			t.Errorf("session %v, request %v: %v, want ErrProtocolUnsupported in an *Error", c.session, c.req, err)
 		}
 	}
-	_, err := Do(context.Background(), &Request{URL: "https://127.0.0.1:1/", Protocol: HTTP3})
+	_, err := Do(context.Background(), &Request{URL: "http://127.0.0.1:1/", Protocol: HTTP3})
 	if !errors.Is(err, ErrProtocolUnsupported) {
 		t.Errorf("Do: %v, want ErrProtocolUnsupported", err)
 	}

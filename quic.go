@@ -36,7 +36,10 @@ func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options) (h3
 	if ip.Is6() {
 		network = "udp6"
 	}
-	pc, err := net.ListenUDP(network, nil)
+	// A connected socket, as Chromium's: the server's ICMP port
+	// unreachable fails the dial at once.
+	raddr := net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(pn)))
+	pc, err := net.DialUDP(network, nil, raddr)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +47,7 @@ func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options) (h3
 		TLS:        &tlsfp.Config{Profile: o.profile.p, RootCAs: o.rootCAs, TrustStore: o.trust, InsecureSkipVerify: o.insecure},
 		ServerName: serverName,
 	}
-	c, err := quic.Dial(ctx, pc, net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(pn))), cfg)
+	c, err := quic.Dial(ctx, pc, raddr, cfg)
 	if err != nil {
 		pc.Close()
 		return nil, err

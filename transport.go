@@ -76,7 +76,9 @@ type Transport struct {
 	DrainLimit int64
 
 	// DialContext, if set, opens TCP connections instead of a net.Dialer.
-	// It receives the host:port of the origin (or proxy).
+	// It receives the host:port of the origin (or proxy). HTTP/3 is not
+	// used then (Alt-Svc is not followed, and Protocol HTTP3 is
+	// ErrProtocolUnsupported): QUIC's UDP cannot go through it.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// quicDial replaces dialQUIC: a test seam only (tests point it at
@@ -108,6 +110,9 @@ type transportState struct {
 	bodyTO time.Duration
 	closed sync.Once
 
+	// customDial is set when the caller's DialContext opens the TCP
+	// connections: HTTP/3, whose UDP it cannot route, is then never used.
+	customDial bool
 	// quic dials HTTP/3 (dialQUIC or the test's); nil: no HTTP/3.
 	quic quicDialer
 	// alt is the origins' Alt-Svc memory, for the Sessions of this
@@ -132,6 +137,7 @@ func (t *Transport) init() *transportState {
 		st.dialer.Timeout = st.dialTO
 		st.dialer.KeepAlive = 30 * time.Second
 		st.dial = t.DialContext
+		st.customDial = t.DialContext != nil
 		if st.dial == nil {
 			st.dial = st.dialer.DialContext
 		}

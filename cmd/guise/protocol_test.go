@@ -9,9 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/testpeer/quicgo"
 )
 
 // TestGetProtocolFlags: --http1.1 offers http/1.1 alone and speaks
@@ -67,18 +71,41 @@ func TestGetProtocolFlags(t *testing.T) {
 	if _, _, code := get(t, "--http3", "--http2", "--cacert", ca, ts.URL+"/"); code == 0 {
 		t.Errorf("--http3 with --http2: exit %d, want a usage error", code)
 	}
-	// Until guise's QUIC client is built in, --http3 fails before anything
-	// is sent, with curl's unsupported-protocol exit code, and offers no
-	// TCP hello.
+	// --http3 goes to QUIC alone: a server on TCP only refuses it at
+	// once (the connected UDP socket sees the port unreachable), with no
+	// fallback and no TCP hello.
 	mu.Lock()
 	offered = nil
 	mu.Unlock()
-	if _, errOut, code := get(t, "--http3", "--cacert", ca, ts.URL+"/"); code != exitUnsupported || !strings.Contains(errOut, "h3") {
-		t.Errorf("--http3: exit %d, stderr %q, want %d", code, errOut, exitUnsupported)
+	start := time.Now()
+	if _, errOut, code := get(t, "--http3", "-m", "5s", "--cacert", ca, ts.URL+"/"); code == 0 || !strings.Contains(errOut, "refused") {
+		t.Errorf("--http3 to a TCP-only server: exit %d, stderr %q, want a refusal", code, errOut)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("--http3 to a TCP-only server took %v", d)
 	}
 	mu.Lock()
 	if len(offered) != 0 {
 		t.Errorf("--http3 sent %d TCP hellos", len(offered))
 	}
 	mu.Unlock()
+}
+
+// TestGetHTTP3: --http3 fetches over guise's own QUIC from an independent
+// HTTP/3 server (quic-go's), for both browsers.
+func TestGetHTTP3(t *testing.T) {
+	srv := quicgo.HTTP3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Proto+" "+r.Header.Get("User-Agent")[:7]+"\n")
+	}))
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, srv.Cert.CAPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := "https://127.0.0.1:" + strconv.Itoa(srv.Addr.Port) + "/"
+	for _, p := range []string{"chrome", "firefox"} {
+		out, errOut, code := get(t, "--http3", "--profile", p, "--cacert", ca, url)
+		if code != 0 || out != "HTTP/3.0 Mozilla\n" {
+			t.Errorf("--http3 --profile %s: exit %d, out %q, stderr %q", p, code, out, errOut)
+		}
+	}
 }

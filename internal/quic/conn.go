@@ -104,13 +104,18 @@ type space struct {
 // Conn is a QUIC client connection. Its methods are safe for concurrent
 // use. See the package documentation for its goroutine and lock.
 type Conn struct {
-	pc      net.PacketConn
-	udp     *net.UDPConn // pc, when it is one: reads and writes without allocating
-	raddr   net.Addr
-	rap     netip.AddrPort
-	cfg     Config
-	q       *profile.QUIC
-	maxSize int // datagram size of every packet sent
+	pc  net.PacketConn
+	udp *net.UDPConn // pc, when it is one: reads and writes without allocating
+	// connected is set when udp is connected to the server (net.DialUDP):
+	// writes go without an address, and the kernel's ICMP port unreachable
+	// ends the connection at once (a read error) instead of at the
+	// handshake timeout.
+	connected bool
+	raddr     net.Addr
+	rap       netip.AddrPort
+	cfg       Config
+	q         *profile.QUIC
+	maxSize   int // datagram size of every packet sent
 
 	mu       sync.Mutex
 	tls      *tlsfp.QUICConn
@@ -272,6 +277,7 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 		if ua, ok := raddr.(*net.UDPAddr); ok {
 			c.udp, c.rap = u, ua.AddrPort()
 			c.rap = netip.AddrPortFrom(c.rap.Addr().Unmap(), c.rap.Port())
+			c.connected = u.RemoteAddr() != nil
 		}
 	}
 	q := cfg.TLS.Profile.QUIC
@@ -471,9 +477,12 @@ func (c *Conn) run() {
 // writeDatagram sends d to the server.
 func (c *Conn) writeDatagram(d []byte) error {
 	var err error
-	if c.udp != nil {
+	switch {
+	case c.connected:
+		_, err = c.udp.Write(d)
+	case c.udp != nil:
 		_, err = c.udp.WriteToUDPAddrPort(d, c.rap)
-	} else {
+	default:
 		_, err = c.pc.WriteTo(d, c.raddr)
 	}
 	return err
