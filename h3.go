@@ -71,29 +71,13 @@ func (st *transportState) rememberAltSvc(u *parsedURL, o *options, h Header) {
 	}
 	var vals []string
 	for _, f := range h {
-		if len(f.Name) == 7 && asciiEqualFold(f.Name, "alt-svc") {
+		if len(f.Name) == 7 && fields.EqualFold(f.Name, "alt-svc") {
 			vals = append(vals, f.Value)
 		}
 	}
 	if len(vals) > 0 {
 		st.alt.Update(u.origin, vals, time.Now())
 	}
-}
-
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // tcpDelay is how long the TCP connection waits for QUIC, as Chromium
