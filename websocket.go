@@ -122,6 +122,13 @@ func (w *WebSocket) Ping(ctx context.Context) error { return w.c.Ping(ctx) }
 // peer answered.
 func (w *WebSocket) Close(code CloseCode, reason string) error { return w.c.Close(code, reason) }
 
+// SendClose starts the close handshake and returns at once: Read goes on
+// returning the messages the server sent before its close frame, then its
+// close as a *CloseError (Remote). Use it to stop sending while reading
+// what is still in flight; Close, with no Read waiting, drops such
+// messages. Close still ends the connection.
+func (w *WebSocket) SendClose(code CloseCode, reason string) error { return w.c.SendClose(code, reason) }
+
 // Done is closed when the connection has ended; Err then says why.
 func (w *WebSocket) Done() <-chan struct{} { return w.c.Done() }
 

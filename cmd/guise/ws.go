@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,11 @@ otherwise (a close code other than 1000/1001, a dropped connection, a ping timeo
 	return cmd
 }
 
+// wsCloseWait is how long guise ws waits, after the end of its input, for
+// the server's close frame before Close cuts the connection off (which
+// waits 5 s more).
+const wsCloseWait = 5 * time.Second
+
 func runWS(ctx context.Context, f *wsFlags, rawURL string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
@@ -117,6 +123,9 @@ func runWS(ctx context.Context, f *wsFlags, rawURL string, stdin io.Reader, stdo
 		return requestError(err)
 	}
 	// Stdin feeds the writer; end of input closes the socket.
+	cut := time.AfterFunc(time.Hour, func() { c.Close(guise.CloseNormal, "") })
+	cut.Stop()
+	defer cut.Stop()
 	go func() {
 		sc := bufio.NewScanner(stdin)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -125,7 +134,12 @@ func runWS(ctx context.Context, f *wsFlags, rawURL string, stdin io.Reader, stdo
 				return
 			}
 		}
-		c.Close(guise.CloseNormal, "")
+		// End of input: close our side and keep reading, so the echoes
+		// still in flight are printed; the server's close ends the loop.
+		// A server that never answers is cut off by Close's timeout.
+		if c.SendClose(guise.CloseNormal, "") == nil {
+			cut.Reset(wsCloseWait)
+		}
 	}()
 	w := bufio.NewWriter(stdout)
 	for {

@@ -566,6 +566,33 @@ func (c *Conn) tick() {
 	}
 }
 
+// SendClose starts the close handshake: it sends a close frame with code
+// and reason (code 0: none) and returns, reading nothing. ReadMessage goes
+// on returning the messages the peer sent before its own close frame, then
+// that frame as a remote *CloseError. Writes after it are ErrClosed. Close
+// still ends the connection, within CloseTimeout. Its argument checks are
+// Close's.
+func (c *Conn) SendClose(code StatusCode, reason string) error {
+	if code != 0 && !code.Sendable() || code == 0 && reason != "" || len(reason) > 123 || !utf8.ValidString(reason) {
+		return ErrInvalidMessage
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.ended(); err != nil {
+		return err
+	}
+	if c.closeSent {
+		return nil
+	}
+	c.closeSent = true
+	var p []byte
+	if code != 0 {
+		p = binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(reason)), uint16(code))
+		p = append(p, reason...)
+	}
+	return c.writeFrame(OpClose, 0, p)
+}
+
 // Close sends a close frame with code and reason (code 0: none), waits up
 // to CloseTimeout for the peer's, and closes the Stream. It returns nil when
 // the peer answered, and otherwise the error that ended the connection. A

@@ -125,6 +125,37 @@ func TestCloseHandshake(t *testing.T) {
 	})
 }
 
+// TestSendCloseKeepsReading (WS-18): after SendClose the messages the peer sent
+// before its close frame are still read, in order, then its close; a write
+// is ErrClosed. (Close, with no reader waiting, would read and drop them.)
+func TestSendCloseKeepsReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, p := newPair(t, nil)
+		if err := c.SendClose(StatusNormal, ""); err != nil {
+			t.Fatal(err)
+		}
+		if f, _ := p.next(); f.h.Op != OpClose || string(f.p) != string(closePayload(StatusNormal, "")) {
+			t.Fatalf("close frame %v %q", f.h.Op, f.p)
+		}
+		if err := c.WriteMessage(bg, OpText, []byte("late")); !errors.Is(err, ErrClosed) {
+			t.Errorf("write after SendClose: %v, want ErrClosed", err)
+		}
+		text(p, true, OpText, "one")
+		text(p, true, OpText, "two")
+		p.raw(0x88, closePayload(StatusNormal, ""))
+		for _, want := range []string{"one", "two"} {
+			if _, b, err := c.ReadMessage(bg); err != nil || string(b) != want {
+				t.Fatalf("read %q, %v; want %q", b, err, want)
+			}
+		}
+		_, _, err := c.ReadMessage(bg)
+		wantCloseErr(t, err, StatusNormal, true)
+		if err := c.SendClose(1, ""); !errors.Is(err, ErrInvalidMessage) {
+			t.Errorf("SendClose(1): %v, want ErrInvalidMessage", err)
+		}
+	})
+}
+
 // TestCloseWithReaderWaiting: a Read in another goroutine receives the
 // peer's answer, and Close returns once it has.
 func TestCloseWithReaderWaiting(t *testing.T) {
