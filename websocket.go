@@ -127,7 +127,9 @@ func (w *WebSocket) Close(code CloseCode, reason string) error { return w.c.Clos
 // close as a *CloseError (Remote). Use it to stop sending while reading
 // what is still in flight; Close, with no Read waiting, drops such
 // messages. Close still ends the connection.
-func (w *WebSocket) SendClose(code CloseCode, reason string) error { return w.c.SendClose(code, reason) }
+func (w *WebSocket) SendClose(code CloseCode, reason string) error {
+	return w.c.SendClose(code, reason)
+}
 
 // Done is closed when the connection has ended; Err then says why.
 func (w *WebSocket) Done() <-chan struct{} { return w.c.Done() }
