@@ -261,7 +261,9 @@ func validHost(h string) bool {
 	}
 	for i := 0; i < len(h); i++ {
 		c := h[i]
-		if c <= ' ' || c == 0x7f || c == '/' || c == '\\' || c == '@' || c == '?' || c == '#' {
+		// '[' and ']' only bracket an IPv6 literal, which Hostname has
+		// taken them from: "http://]" has none.
+		if c <= ' ' || c == 0x7f || c == '/' || c == '\\' || c == '@' || c == '?' || c == '#' || c == '[' || c == ']' {
 			return false
 		}
 	}
