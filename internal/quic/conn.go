@@ -92,6 +92,7 @@ type space struct {
 	ackNow       bool // send an ACK now
 	unackedElic  int  // ack-eliciting packets since the last ACK sent
 	ackDeadline  time.Time
+	lastAck      time.Time // when the last ACK of this space was sent
 	discarded    bool
 	cryptoRecv   reassembly
 	cryptoSend   []byte // every byte handed by TLS at this level
@@ -505,8 +506,10 @@ func (c *Conn) nextTimer(now time.Time) time.Time {
 			t = x
 		}
 	}
-	if s := &c.spaces[spApp]; !s.ackDeadline.IsZero() {
-		earlier(s.ackDeadline)
+	for sp := range numSpaces {
+		if s := &c.spaces[sp]; !s.ackDeadline.IsZero() {
+			earlier(s.ackDeadline)
+		}
 	}
 	lt, _ := c.lossTimer()
 	earlier(lt)
@@ -535,8 +538,10 @@ func (c *Conn) onTimers(now time.Time) {
 		c.closeLocked(ErrIdleTimeout)
 		return
 	}
-	if s := &c.spaces[spApp]; !s.ackDeadline.IsZero() && !now.Before(s.ackDeadline) {
-		s.ackNow = true
+	for sp := range numSpaces {
+		if s := &c.spaces[sp]; !s.ackDeadline.IsZero() && !now.Before(s.ackDeadline) {
+			s.ackNow = true
+		}
 	}
 	if t, sp := c.lossTimer(); !t.IsZero() && !now.Before(t) {
 		c.onLossTimer(now, sp)
@@ -854,9 +859,19 @@ func (c *Conn) onPacket(sp int, typ quicwire.PacketType, pn uint64, payload []by
 	s.ackNew = true
 	if elicit {
 		s.unackedElic++
-		if sp != spApp || s.unackedElic >= 2 || outOfOrder {
+		switch {
+		case sp != spApp && now.Sub(s.lastAck) < c.local.maxAckDelay:
+			// Initial and Handshake packets are acknowledged at once
+			// (RFC 9000 §13.2.1), but at most one ACK a max_ack_delay:
+			// anyone who saw the client's first datagram can seal
+			// Initials, and a flood of them must not draw a padded
+			// datagram each (RELIABILITY Q-70).
+			if s.ackDeadline.IsZero() {
+				s.ackDeadline = s.lastAck.Add(c.local.maxAckDelay)
+			}
+		case sp != spApp || s.unackedElic >= 2 || outOfOrder:
 			s.ackNow = true
-		} else if s.ackDeadline.IsZero() {
+		case s.ackDeadline.IsZero():
 			s.ackDeadline = now.Add(c.local.maxAckDelay)
 		}
 	}

@@ -292,7 +292,7 @@ func (c *Conn) appendAck(sp int, now time.Time) {
 		r = r[:max(1, b.room()/16-1)]
 	}
 	b.add(quicwire.AppendAckFrame(b.buf, r, delay))
-	s.ackNew, s.ackNow, s.unackedElic, s.ackDeadline = false, false, 0, time.Time{}
+	s.ackNew, s.ackNow, s.unackedElic, s.ackDeadline, s.lastAck = false, false, 0, time.Time{}, now
 }
 
 // appendAppFrames adds the 1-RTT control and stream frames.
