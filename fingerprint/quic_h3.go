@@ -173,3 +173,13 @@ func parseH3Request(s QUICStream) H3Request {
 	}
 	return q
 }
+
+// H3SettingName names an HTTP/3 setting id as [HTTP3.Settings] print
+// theirs ("SETTINGS_QPACK_MAX_TABLE_CAPACITY", or the id in hex), for
+// code that holds a profile's ids.
+func H3SettingName(id uint64) string { return h3wire.SettingID(id).String() }
+
+// QUICParamName names a transport parameter id as
+// [QUICFlight.TransportParameters] print theirs ("initial_max_data", or
+// the id in hex).
+func QUICParamName(id uint64) string { return quicwire.TransportParameterID(id).String() }

@@ -28,8 +28,13 @@ func newFingerprintCmd() *cobra.Command {
 		Long: `fingerprint starts the echo server on loopback, visits it with guise as the
 profile, and prints what the server saw (JA3, JA3N, JA4, the Akamai HTTP/2
 string, pseudo-header and header order) next to what the profile's
-recording of the real browser says, and whether each matches. It needs no
-network. The exit status is 1 when anything differs.`,
+recording of the real browser says, and whether each matches. It then
+visits it again over HTTP/3 (the server's UDP side, on the same port) and
+prints the QUIC and HTTP/3 fingerprints the same way: the QUIC JA4, the
+first flight's datagram sizes, the transport parameters in order, the
+SETTINGS in order, and the request's pseudo-header and header order. Where
+UDP is unavailable it says HTTP/3 was not reached and checks TCP alone. It
+needs no network. The exit status is 1 when anything differs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all {
@@ -60,6 +65,27 @@ network. The exit status is 1 when anything differs.`,
 	return cmd
 }
 
+// echoNoUDP starts the echo server without its UDP side (a test's
+// stand-in for a machine without UDP).
+var echoNoUDP bool
+
+// startEcho starts the echo server on loopback, TCP and UDP on one port;
+// where UDP cannot be had, TCP alone (the HTTP/3 visit then reports that
+// it did not reach the server).
+func startEcho() (*fingerprint.Server, error) {
+	if !echoNoUDP {
+		srv := &fingerprint.Server{}
+		if err := srv.Start(); err == nil {
+			return srv, nil
+		}
+	}
+	srv := &fingerprint.Server{DisableQUIC: true}
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
 // seen is what the echo server recorded of one visit.
 type seen struct {
 	ja3, ja3n, ja4 string
@@ -75,8 +101,8 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	srv := &fingerprint.Server{}
-	if err := srv.Start(); err != nil {
+	srv, err := startEcho()
+	if err != nil {
 		return false, err
 	}
 	defer srv.Close()
@@ -101,13 +127,26 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 		return false, err
 	}
 	t.Close()
+	var h3url string
+	var h3err error
+	if p.QUIC != nil {
+		h3url, h3err = visitH3(ctx, name, srv)
+	}
 	srv.Close()
 
-	recs := srv.Records()
-	if len(recs) == 0 {
+	var tcp, udp *fingerprint.ConnRecord
+	for _, r := range srv.Records() {
+		switch {
+		case r.Transport != fingerprint.TransportQUIC && tcp == nil:
+			tcp = r
+		case r.Transport == fingerprint.TransportQUIC && r.Requests > 0 && udp == nil:
+			udp = r
+		}
+	}
+	if tcp == nil {
 		return false, errors.New("the echo server recorded no connection")
 	}
-	got, err := observe(recs[0])
+	got, err := observe(tcp)
 	if err != nil {
 		return false, err
 	}
@@ -152,6 +191,21 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 			mark = "   <- recording: " + w
 		}
 		fmt.Fprintf(out, "  %2d %s%s\n", i+1, g, mark)
+	}
+	if h3err == nil && udp == nil {
+		h3err = errors.New("the echo server recorded no QUIC connection with a request")
+	}
+	switch {
+	case p.QUIC == nil:
+		fmt.Fprintf(out, "\nHTTP/3: profile %s has no QUIC recording; not visited\n", p.Name)
+	case h3err != nil:
+		fmt.Fprintf(out, "\nHTTP/3: not reached (%v); the QUIC and HTTP/3 rows are not checked\n", h3err)
+	default:
+		good, err := printH3(out, p, h3url, udp)
+		if err != nil {
+			return false, err
+		}
+		ok = ok && good
 	}
 	verdict := "all match"
 	if !ok {
