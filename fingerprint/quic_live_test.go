@@ -241,7 +241,10 @@ func checkQUICLive(t *testing.T, browser string, live []*ConnRecord) {
 
 func TestLiveQUICChromium(t *testing.T) {
 	bin := testpeer.Need(t, "chromium", "chromium")
+	var srv *Server
+	var srvPort string
 	live := quicLive(t, "chromium-156", func(s *Server, port string) {
+		srv, srvPort = s, port
 		runBrowser(t, bin, nil,
 			"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -252,12 +255,16 @@ func TestLiveQUICChromium(t *testing.T) {
 			"--virtual-time-budget=5000", "--dump-dom", "https://fp.test:"+port+"/")
 	})
 	checkQUICLive(t, "chromium-156", live)
+	checkGuiseLive(t, "chromium-156", live, guiseH3(t, srv, srvPort, "chrome156-linux"))
 }
 
 func TestLiveQUICFirefox(t *testing.T) {
 	bin := testpeer.Need(t, "firefox-esr", "firefox-esr")
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
+	var srv *Server
+	var srvPort string
 	live := quicLive(t, "firefox-esr-153", func(s *Server, port string) {
+		srv, srvPort = s, port
 		dir := t.TempDir()
 		caFile := filepath.Join(dir, "ca.pem")
 		if err := os.WriteFile(caFile, s.CAPEM(), 0o644); err != nil {
@@ -286,6 +293,7 @@ user_pref("network.http.http3.disable_when_third_party_roots_found", false);
 			"--screenshot", filepath.Join(dir, "shot.png"), "https://fp.test:"+port+"/")
 	})
 	checkQUICLive(t, "firefox-esr-153", live)
+	checkGuiseLive(t, "firefox-esr-153", live, guiseH3(t, srv, srvPort, "firefox153-linux"))
 }
 
 // versionInfo renders a version_information value (RFC 9368) as the

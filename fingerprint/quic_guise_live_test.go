@@ -1,0 +1,103 @@
+package fingerprint
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/profile"
+)
+
+// guiseH3Host is the name guise visits the live tests' server by over
+// HTTP/3. The browsers visit fp.test, mapped to 127.0.0.1 by their own
+// resolver rules; guise's QUIC dial resolves the name itself and has no
+// such rule, so it visits localhost, which the server's certificate also
+// names. The ClientHello is then longer by the names' difference (the
+// hello_bytes fact); no other fact depends on the name.
+const guiseH3Host = "localhost"
+
+// guiseH3 makes guise's own HTTP/3 connection, as profile name, to the
+// live test's server s on port, with the requests the page makes a
+// browser send on it (the navigation, the image, the fetch()), and
+// returns the server's record of that connection.
+func guiseH3(t *testing.T, s *Server, port, name string) *ConnRecord {
+	t.Helper()
+	before := map[uint64]bool{}
+	for _, r := range s.Records() {
+		before[r.ID] = true
+	}
+	tr := &guise.Transport{}
+	sess := &guise.Session{Profile: name, RootCAs: s.CertPool(), Transport: tr, Protocol: guise.HTTP3, Timeout: 10 * time.Second}
+	base := "https://" + guiseH3Host + ":" + port
+	for _, r := range []*guise.Request{
+		{URL: base + "/"},
+		{URL: base + "/h3/pixel.gif", Kind: profile.Image, Referrer: base + "/"},
+		{URL: base + "/h3/fetch", Kind: profile.Fetch, Referrer: base + "/"},
+	} {
+		resp, err := sess.Do(context.Background(), r)
+		if err == nil {
+			_, err = resp.Bytes()
+			if err == nil && resp.Proto != "HTTP/3.0" {
+				t.Errorf("guise: %s over %s", r.URL, resp.Proto)
+			}
+		}
+		if err != nil {
+			sess.Close()
+			tr.Close()
+			t.Fatalf("guise as %s: %s: %v", name, r.URL, err)
+		}
+	}
+	// The recorder reads the control stream apart from the requests:
+	// wait (bounded) until it has it, then close.
+	mine := func() *ConnRecord {
+		for _, r := range s.Records() {
+			if !before[r.ID] && r.Transport == TransportQUIC && servedPage(r) {
+				if h, err := r.HTTP3(); err == nil && len(h.Settings) > 0 {
+					return r
+				}
+			}
+		}
+		return nil
+	}
+	for deadline := time.Now().Add(5 * time.Second); mine() == nil && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	sess.Close()
+	tr.Close()
+	rec := mine()
+	if rec == nil {
+		t.Fatalf("guise as %s: the server recorded no QUIC connection carrying the page's three requests", name)
+	}
+	return rec
+}
+
+// checkGuiseLive compares guise's connection with each live one of
+// browser: every fact outside quicVaries must be equal, hello_bytes
+// after the difference guiseH3Host makes.
+func checkGuiseLive(t *testing.T, browser string, live []*ConnRecord, g *ConnRecord) {
+	t.Helper()
+	got := quicFacts(t, g)
+	for _, r := range live {
+		want := quicFacts(t, r)
+		for k, w := range want {
+			if slices.Contains(quicVaries[browser], k) {
+				continue
+			}
+			if k == "hello_bytes" {
+				n, _ := strconv.Atoi(w)
+				w = strconv.Itoa(n + len(guiseH3Host) - len("fp.test"))
+			}
+			if got[k] != w {
+				t.Errorf("guise vs live connection #%d: %s\n  guise %s\n  live  %s", r.ID, k, got[k], w)
+			}
+		}
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("guise sent %s (%s), live connection #%d did not", k, got[k], r.ID)
+			}
+		}
+	}
+}
