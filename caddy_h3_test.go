@@ -79,7 +79,7 @@ https://%[2]s {
 	return "https://" + addr
 }
 
-// TestInteropCaddyH3 is guise against Caddy's HTTP/3 (quic-go's server
+// TestInteropCaddyH3 is RELIABILITY Q-71: guise against Caddy's HTTP/3 (quic-go's server
 // behind a real server's configuration, Alt-Svc and file serving), for
 // both recorded browsers, over HTTP3 forced and over the Alt-Svc path
 // (the first request over h2, Caddy's Alt-Svc h3 then taking later ones

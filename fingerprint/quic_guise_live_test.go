@@ -74,7 +74,7 @@ func guiseH3(t *testing.T, s *Server, port, name string) *ConnRecord {
 	return rec
 }
 
-// checkGuiseLive compares guise's connection with each live one of
+// checkGuiseLive (RELIABILITY Q-73) compares guise's connection with each live one of
 // browser: every fact outside quicVaries must be equal, hello_bytes
 // after the difference guiseH3Host makes.
 func checkGuiseLive(t *testing.T, browser string, live []*ConnRecord, g *ConnRecord) {

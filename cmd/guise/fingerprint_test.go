@@ -116,7 +116,7 @@ func TestFingerprintH3Recordings(t *testing.T) {
 	}
 }
 
-// TestFingerprintNoUDP: on a machine where the echo server has no UDP
+// TestFingerprintNoUDP (RELIABILITY Q-72): on a machine where the echo server has no UDP
 // side, the command still checks TCP, says HTTP/3 was not reached, and
 // does not fail (the dial is refused at once: Q-33).
 func TestFingerprintNoUDP(t *testing.T) {

@@ -52,8 +52,10 @@ type Alternative struct {
 	Port int
 	// MaxAge is how long the alternative stays fresh (ma).
 	MaxAge time.Duration
-	// Persist is persist=1: keep it across network changes. guise sees no
-	// network changes, so it has no effect beyond being recorded.
+	// Persist is persist=1: keep it across network changes. It has no
+	// effect: guise sees no network changes, and Chromium, whose parser
+	// skips the parameter, clears no alternative on one either (see
+	// docs/DESIGN.md).
 	Persist bool
 }
 
