@@ -26,6 +26,8 @@ type floodRelay struct {
 	front, back *net.UDPConn
 	server      *net.UDPAddr
 	onPath      bool
+	// late holds the flood until startLate, after the handshake.
+	late bool
 	hold        time.Duration
 	// count is the number of flood datagrams, written in bursts of 16,
 	// pace apart.
@@ -74,6 +76,9 @@ func newFloodRelay(t *testing.T, server *net.UDPAddr, onPath bool, count int, pa
 
 func (r *floodRelay) addr() *net.UDPAddr { return r.front.LocalAddr().(*net.UDPAddr) }
 
+// startLate starts a late relay's flood.
+func (r *floodRelay) startLate() { close(r.started) }
+
 func (r *floodRelay) up() {
 	defer r.wg.Done()
 	buf := make([]byte, 65536)
@@ -89,7 +94,7 @@ func (r *floodRelay) up() {
 				r.client = a
 				r.odcid = append([]byte(nil), h.DCID...)
 				r.clientSCID = append([]byte(nil), h.SCID...)
-				if !r.onPath {
+				if !r.onPath && !r.late {
 					close(r.started)
 				}
 			}
@@ -114,7 +119,7 @@ func (r *floodRelay) down() {
 			if h, err := quicwire.ParseHeader(buf[:n]); err == nil && h.Type == quicwire.PacketInitial {
 				r.serverSCID = append([]byte(nil), h.SCID...)
 				r.firstDown = time.Now()
-				if r.onPath {
+				if r.onPath && !r.late {
 					close(r.started)
 				}
 			}
@@ -214,14 +219,19 @@ func serverInitial(k *quicwire.Keys, dcid, scid []byte, pn uint64) []byte {
 // handshake may complete or end in a typed error (quic-go closes when it
 // sees ACKs of packets it never sent), within the handshake timeout, but
 // the client's answers are bounded: a few dozen datagrams, not one per
-// packet.
+// packet. Valid Initials after the handshake find the Initial keys gone
+// and are dropped unanswered.
 func TestInitialFlood(t *testing.T) {
 	srv := newEchoServer(t, nil)
 	const timeout = 3 * time.Second
-	run := func(t *testing.T, name string, onPath bool, count int, hold time.Duration) (sent, flood int64, err error) {
+	run := func(t *testing.T, name string, onPath, late bool, count int, hold time.Duration) (sent, flood int64, err error) {
 		relay := newFloodRelay(t, srv.addr(), onPath, count, time.Millisecond, hold)
+		relay.late = late
 		start := time.Now()
 		c, err := dial(t, name, relay.addr(), srv.cert, func(c *Config) { c.HandshakeTimeout = timeout })
+		if err == nil && late {
+			relay.startLate()
+		}
 		if err == nil {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
@@ -249,11 +259,11 @@ func TestInitialFlood(t *testing.T) {
 	}
 	for _, name := range profiles {
 		t.Run(name, func(t *testing.T) {
-			base, _, err := run(t, name, false, 0, 0)
+			base, _, err := run(t, name, false, false, 0, 0)
 			if err != nil {
 				t.Fatalf("without a flood: %v", err)
 			}
-			sent, flood, err := run(t, name, false, 3000, 0)
+			sent, flood, err := run(t, name, false, false, 3000, 0)
 			t.Logf("off path: %d datagrams sent without a flood, %d under a flood of %d", base, sent, flood)
 			if err != nil {
 				t.Fatalf("off path: %v", err)
@@ -261,16 +271,29 @@ func TestInitialFlood(t *testing.T) {
 			if flood < 3000 {
 				t.Fatalf("only %d flood datagrams written", flood)
 			}
-			if sent > base+10 {
+			if sent > base+20 {
 				t.Errorf("off path: the client sent %d datagrams under the flood, %d without", sent, base)
 			}
-			sent, flood, err = run(t, name, true, 2000, 300*time.Millisecond)
+			sent, flood, err = run(t, name, true, false, 2000, 300*time.Millisecond)
 			t.Logf("on path: %d datagrams sent under a flood of %d valid Initials; the connection: %v", sent, flood, err)
 			if flood < 2000 {
 				t.Fatalf("only %d flood datagrams written", flood)
 			}
 			if sent > base+40 {
 				t.Errorf("on path: the client sent %d datagrams under a flood of %d, %d without", sent, flood, base)
+			}
+			// valid Initials once the handshake is done: the Initial keys
+			// are gone, they are dropped, and the connection serves on
+			sent, flood, err = run(t, name, true, true, 2000, 0)
+			t.Logf("on path, after the handshake: %d datagrams sent under a flood of %d valid Initials", sent, flood)
+			if err != nil {
+				t.Fatalf("on path, after the handshake: %v", err)
+			}
+			if flood < 2000 {
+				t.Fatalf("only %d flood datagrams written", flood)
+			}
+			if sent > base+20 {
+				t.Errorf("on path, after the handshake: the client sent %d datagrams under the flood, %d without", sent, base)
 			}
 		})
 	}
