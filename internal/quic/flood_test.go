@@ -28,7 +28,7 @@ type floodRelay struct {
 	onPath      bool
 	// late holds the flood until startLate, after the handshake.
 	late bool
-	hold        time.Duration
+	hold time.Duration
 	// count is the number of flood datagrams, written in bursts of 16,
 	// pace apart.
 	count int
