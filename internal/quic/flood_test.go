@@ -50,7 +50,7 @@ type floodRelay struct {
 	closed chan struct{}
 }
 
-func newFloodRelay(t *testing.T, server *net.UDPAddr, onPath bool, count int, pace, hold time.Duration) *floodRelay {
+func newFloodRelay(t *testing.T, server *net.UDPAddr, onPath, late bool, count int, pace, hold time.Duration) *floodRelay {
 	t.Helper()
 	listen := func() *net.UDPConn {
 		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -59,7 +59,7 @@ func newFloodRelay(t *testing.T, server *net.UDPAddr, onPath bool, count int, pa
 		}
 		return c
 	}
-	r := &floodRelay{front: listen(), back: listen(), server: server, onPath: onPath, count: count, pace: pace, hold: hold,
+	r := &floodRelay{front: listen(), back: listen(), server: server, onPath: onPath, late: late, count: count, pace: pace, hold: hold,
 		started: make(chan struct{}), closed: make(chan struct{}), done: make(chan struct{})}
 	r.wg.Add(3)
 	go r.up()
@@ -225,8 +225,7 @@ func TestInitialFlood(t *testing.T) {
 	srv := newEchoServer(t, nil)
 	const timeout = 3 * time.Second
 	run := func(t *testing.T, name string, onPath, late bool, count int, hold time.Duration) (sent, flood int64, err error) {
-		relay := newFloodRelay(t, srv.addr(), onPath, count, time.Millisecond, hold)
-		relay.late = late
+		relay := newFloodRelay(t, srv.addr(), onPath, late, count, time.Millisecond, hold)
 		start := time.Now()
 		c, err := dial(t, name, relay.addr(), srv.cert, func(c *Config) { c.HandshakeTimeout = timeout })
 		if err == nil && late {
