@@ -26,10 +26,19 @@
 		}                                                                      \
 	} while (0)
 
+// INTO_CAP is the size of a request's buffer for guise_start_into: a
+// response whose meta and body fit comes back whole in the completion.
+// Larger ones are read as before (head, then body reads).
+#define INTO_CAP (16 << 10)
+#define SPARE_MAX 64
+
 // Per-environment state.
 typedef struct {
 	napi_threadsafe_function tsfn;
 	int64_t pending; // operations in flight: the tsfn keeps the loop alive while > 0
+	// Buffers of finished requests, for the next ones (JS thread only).
+	uint8_t *spare[SPARE_MAX];
+	int nspare;
 } addon_t;
 
 enum { OP_START, OP_READ, OP_WRITE };
@@ -42,7 +51,21 @@ typedef struct {
 	int kind;
 	guise_handle h;
 	int64_t result;
+	guise_head head; // OP_START: filled by guise_start_into
+	uint8_t *into;   // OP_START: INTO_CAP bytes
 } op_t;
+
+static uint8_t *into_get(addon_t *a) {
+	return a->nspare > 0 ? a->spare[--a->nspare] : malloc(INTO_CAP);
+}
+
+static void into_put(addon_t *a, uint8_t *p) {
+	if (p == NULL) return;
+	if (a->nspare < SPARE_MAX) a->spare[a->nspare++] = p;
+	else free(p);
+}
+
+static napi_value make_head(napi_env env, const guise_head *hd, const char *meta, napi_value body);
 
 static void op_begin(napi_env env, addon_t *a) {
 	if (a->pending++ == 0) napi_ref_threadsafe_function(env, a->tsfn);
@@ -66,20 +89,24 @@ static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
 	(void)context;
 	op_t *op = data;
 	if (env != NULL) {
-		napi_value v;
-		if (op->kind == OP_START) {
-			napi_value pair[2];
-			napi_create_int64(env, (int64_t)op->h, &pair[0]);
-			napi_create_int64(env, op->result, &pair[1]);
-			napi_create_array_with_length(env, 2, &v);
-			napi_set_element(env, v, 0, pair[0]);
-			napi_set_element(env, v, 1, pair[1]);
-		} else {
-			napi_create_int64(env, op->result, &v);
+		napi_value v = NULL;
+		if (op->kind == OP_START && op->result == 0 && (op->head.flags & GUISE_HEAD_COPIED)) {
+			// The whole response is in op->into: the head array, with
+			// the body copied out of it.
+			napi_value buf;
+			void *p;
+			size_t n = (size_t)op->head.prefetched;
+			if (napi_create_buffer_copy(env, n, op->into + op->head.meta_len, &p, &buf) == napi_ok) {
+				v = make_head(env, &op->head, (const char *)op->into, buf);
+			}
 		}
+		if (v == NULL) napi_create_int64(env, op->result, &v);
 		napi_resolve_deferred(env, op->deferred, v);
 		if (op->keep != NULL) napi_delete_reference(env, op->keep);
+		into_put(op->addon, op->into);
 		op_end(env, op->addon);
+	} else {
+		free(op->into);
 	}
 	free(op);
 }
@@ -205,7 +232,10 @@ static napi_value js_cancel(napi_env env, napi_callback_info info) {
 
 // start(client, method, url, header, body, stream, contentLength, timeoutMs,
 //       profile, proxy, referrer, caPem, kind, redirect, protocol, flags,
-//       prefetch) -> Promise<[call, result]>
+//       prefetch) -> [call, Promise<head or result>]: the promise resolves to
+// the head array of js_head, body included, when the whole response came
+// back in the completion (and the call is over), else to the result: 0
+// when the head is in (read it with head(call)), or -kind.
 static napi_value js_start(napi_env env, napi_callback_info info) {
 	enum { N = 17 };
 	size_t argc = N;
@@ -257,8 +287,11 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
 	}
 	op->addon = a;
 	op->kind = OP_START;
+	op->into = into_get(a);
 	op_begin(env, a);
-	guise_handle h = guise_start((guise_handle)get_i64(env, argv[0]), &r, on_done, op);
+	guise_handle h = op->into != NULL
+		? guise_start_into((guise_handle)get_i64(env, argv[0]), &r, &op->head, op->into, INTO_CAP, on_done, op)
+		: guise_start((guise_handle)get_i64(env, argv[0]), &r, on_done, op);
 	for (int j = 0; j < 7; j++) free_str(strs[j]);
 	// The call handle is known now (for cancel) and again at completion.
 	napi_value out, hv;
@@ -269,9 +302,9 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
 	return out;
 }
 
-// head(call) -> [status, proto, contentLength, flags, url, reason, fields[], body?]
-// fields is the flat list name, value, ...; body is a Buffer when the whole
-// body was prefetched, and then the call is closed.
+// head(call) -> [status, proto, contentLength, flags, url, reason, fields, body?]
+// (see make_head); body is a Buffer when the whole body was prefetched, and
+// then the call is closed.
 static napi_value js_head(napi_env env, napi_callback_info info) {
 	size_t argc = 1;
 	napi_value argv[1];
@@ -291,40 +324,48 @@ static napi_value js_head(napi_env env, napi_callback_info info) {
 		return NULL;
 	}
 	guise_response_meta(h, (uint8_t *)meta, hd.meta_len);
-	napi_value out, v;
-	napi_create_array_with_length(env, 8, &out);
-	napi_set_element(env, out, 0, num(env, hd.status));
-	napi_set_element(env, out, 1, num(env, hd.proto));
-	napi_set_element(env, out, 2, num(env, hd.content_length));
-	napi_set_element(env, out, 3, num(env, hd.flags));
-	size_t off = 0;
-	uint32_t idx = 0;
-	napi_value fields;
-	napi_create_array(env, &fields);
-	for (int part = 0; off < hd.meta_len; part++) {
-		size_t len = strnlen(meta + off, hd.meta_len - off);
-		if (part < 2) {
-			napi_create_string_utf8(env, meta + off, len, &v);
-			napi_set_element(env, out, 4 + part, v);
-		} else {
-			napi_create_string_latin1(env, meta + off, len, &v);
-			napi_set_element(env, fields, idx++, v);
-		}
-		off += len + 1;
-	}
-	if (meta != small) free(meta);
-	napi_set_element(env, out, 6, fields);
+	napi_value sub = NULL;
 	if (hd.flags & GUISE_HEAD_COMPLETE) {
 		void *data;
 		napi_value buf;
-		CHECK(napi_create_buffer(env, (size_t)hd.prefetched, &data, &buf));
+		if (napi_create_buffer(env, (size_t)hd.prefetched, &data, &buf) != napi_ok) {
+			if (meta != small) free(meta);
+			napi_throw_error(env, NULL, "guise: out of memory");
+			return NULL;
+		}
 		int64_t n = hd.prefetched > 0 ? guise_body_read(h, data, (size_t)hd.prefetched, NULL, NULL) : 0;
 		guise_close(h);
 		if (n < 0) n = 0;
-		napi_value sub = buf;
+		sub = buf;
 		if (n != hd.prefetched) napi_create_buffer_copy(env, (size_t)n, data, NULL, &sub);
-		napi_set_element(env, out, 7, sub);
 	}
+	napi_value out = make_head(env, &hd, meta, sub);
+	if (meta != small) free(meta);
+	return out;
+}
+
+// make_head builds head's array from a head and its meta: [status, proto,
+// contentLength, flags, url, reason, fields, body?]. fields is one string,
+// name NUL value NUL ..., split by the JS side when first asked; body is
+// set when not NULL.
+static napi_value make_head(napi_env env, const guise_head *hd, const char *meta, napi_value body) {
+	napi_value out, v;
+	napi_create_array_with_length(env, 8, &out);
+	napi_set_element(env, out, 0, num(env, hd->status));
+	napi_set_element(env, out, 1, num(env, hd->proto));
+	napi_set_element(env, out, 2, num(env, hd->content_length));
+	napi_set_element(env, out, 3, num(env, hd->flags));
+	size_t off = 0;
+	for (int part = 0; part < 2; part++) {
+		size_t len = off < hd->meta_len ? strnlen(meta + off, hd->meta_len - off) : 0;
+		napi_create_string_utf8(env, meta + off, len, &v);
+		napi_set_element(env, out, 4 + part, v);
+		off += len + 1;
+	}
+	if (off > hd->meta_len) off = hd->meta_len;
+	napi_create_string_latin1(env, meta + off, hd->meta_len - off, &v);
+	napi_set_element(env, out, 6, v);
+	if (body != NULL) napi_set_element(env, out, 7, body);
 	return out;
 }
 
@@ -461,7 +502,9 @@ static napi_value js_collect(napi_env env, napi_callback_info info) {
 static void addon_free(napi_env env, void *data, void *hint) {
 	(void)env;
 	(void)hint;
-	free(data);
+	addon_t *a = data;
+	while (a->nspare > 0) free(a->spare[--a->nspare]);
+	free(a);
 }
 
 static napi_value init(napi_env env, napi_value exports) {
