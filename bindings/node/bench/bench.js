@@ -7,11 +7,14 @@
 // (cd bindings/node/bench && npm install):
 //
 //	node bindings/node/bench/bench.js [-d SECONDS] [-rounds N] [-n PY_REQUESTS] [-pyrounds N] [-pyonly 1]
+//	    [-nopy 1] [-only h1,h2,per,isolated] [-client guise|wreq]
 //
 // For each scenario the two clients take turns (guise, wreq, guise, ...),
 // -rounds times for -d seconds each; the table has the medians. CPU is the
 // client process's user+system time (process.cpuUsage: every thread,
-// the native libraries' included); the server's is not counted.
+// the native libraries' included); the server's is not counted. For the
+// cases of a new connection per request it then runs the Go API alone
+// against the same server (bindserver -go -mode per|isolated).
 
 const { spawn, execFileSync } = require('node:child_process');
 const path = require('node:path');
@@ -156,6 +159,19 @@ async function main() {
   // Python binding vs the Go API: sequential keep-alive GETs on one Session,
   // the two processes taking turns -pyrounds times; medians, and the
   // difference of the minima (the least disturbed runs of each).
+  // The Go API on the same server for the cases of a new connection per
+  // request: what the binding adds on top of it is the difference with
+  // guise's column above.
+  const goNew = rows.filter(({ sc }) => sc.kind !== 'session' && !CLIENT);
+  if (goNew.length > 0) lines.push('');
+  for (const { sc, out } of goNew) {
+    const us = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const o = execFileSync(bin, ['-go', small(sc.proto), '-mode', sc.kind, '-c', String(sc.c), '-n', '2000']).toString();
+      us.push(Number(/([\d.]+) us CPU/.exec(o)[1]));
+    }
+    lines.push(`Go API, ${sc.name} (bindserver -go -mode ${sc.kind} -c ${sc.c} -n 2000, ${ROUNDS} runs): us CPU/req ${us.map((x) => x.toFixed(1)).join(', ')}; median ${median(us).toFixed(1)}; the Node binding's ${out.guise.usCPU.toFixed(1)}`);
+  }
   if (NO_PY) {
     console.log(lines.join('\n'));
     p.stdin.end();
