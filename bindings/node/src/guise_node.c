@@ -50,6 +50,7 @@ typedef struct {
 	napi_async_context actx;    // for the callback scope completions run in
 	napi_async_cleanup_hook_handle cleanup;
 	_Atomic(op_t *) done;       // completed operations, newest first
+	atomic_int draining;        // the JS thread is in on_wake and will look at done again
 	pthread_mutex_t mu;         // guards closing against wake's close
 	int closing;                // the environment is going: drop completions
 	atomic_int_fast64_t refs;   // operations not yet freed, + 1 while the environment lives
@@ -127,8 +128,12 @@ static void on_done(void *user, guise_handle h, int64_t result) {
 	op_t *old = atomic_load_explicit(&a->done, memory_order_relaxed);
 	do {
 		op->next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&a->done, &old, op, memory_order_release, memory_order_relaxed));
-	if (old != NULL) return; // the JS thread is woken already
+	} while (!atomic_compare_exchange_weak(&a->done, &old, op));
+	// The JS thread is woken already (old), or is in on_wake and will
+	// find this one: on_wake clears draining and then looks at done once
+	// more, and both sides' accesses are sequentially consistent, so one
+	// of the two sees the other.
+	if (old != NULL || atomic_load(&a->draining)) return;
 	pthread_mutex_lock(&a->mu);
 	if (!a->closing) {
 		uv_async_send(&a->wake);
@@ -170,31 +175,51 @@ static void complete(napi_env env, op_t *op) {
 // on_wake runs on the JS thread: it settles every completion queued, in
 // the order they came, inside one callback scope (so the promises'
 // reactions run when it closes, as after any native callback).
+//
+// Completions that arrive while it runs (the promise reactions take a
+// while) are taken in the same call, and their Go threads skip the wakeup
+// (see on_done): no eventfd write, read and poll for them. It takes at
+// most WAKE_ROUNDS lists, then wakes itself for the rest, so a stream of
+// completions (a body read from guise's buffer completes at once) cannot
+// keep the loop from its other work.
+#define WAKE_ROUNDS 4
+
 static void on_wake(uv_async_t *w) {
 	addon_t *a = w->data;
-	op_t *list = atomic_exchange_explicit(&a->done, NULL, memory_order_acquire);
-	op_t *fifo = NULL;
-	while (list != NULL) {
-		op_t *next = list->next;
-		list->next = fifo;
-		fifo = list;
-		list = next;
+	for (int round = 0;; round++) {
+		atomic_store(&a->draining, 1);
+		op_t *list = round < WAKE_ROUNDS ? atomic_exchange(&a->done, NULL) : NULL;
+		if (list == NULL) {
+			atomic_store(&a->draining, 0);
+			if (atomic_load(&a->done) == NULL) return;
+			if (round >= WAKE_ROUNDS) {
+				uv_async_send(&a->wake); // the rest on the loop's next turn
+				return;
+			}
+			continue;
+		}
+		op_t *fifo = NULL;
+		while (list != NULL) {
+			op_t *next = list->next;
+			list->next = fifo;
+			fifo = list;
+			list = next;
+		}
+		napi_env env = a->env;
+		napi_handle_scope hs;
+		napi_callback_scope cs;
+		napi_value resource;
+		napi_open_handle_scope(env, &hs);
+		napi_create_object(env, &resource);
+		napi_open_callback_scope(env, resource, a->actx, &cs);
+		while (fifo != NULL) {
+			op_t *next = fifo->next;
+			complete(env, fifo);
+			fifo = next;
+		}
+		napi_close_callback_scope(env, cs);
+		napi_close_handle_scope(env, hs);
 	}
-	if (fifo == NULL) return;
-	napi_env env = a->env;
-	napi_handle_scope hs;
-	napi_callback_scope cs;
-	napi_value resource;
-	napi_open_handle_scope(env, &hs);
-	napi_create_object(env, &resource);
-	napi_open_callback_scope(env, resource, a->actx, &cs);
-	while (fifo != NULL) {
-		op_t *next = fifo->next;
-		complete(env, fifo);
-		fifo = next;
-	}
-	napi_close_callback_scope(env, cs);
-	napi_close_handle_scope(env, hs);
 }
 
 static void on_wake_closed(uv_handle_t *w) {
