@@ -162,6 +162,17 @@ guise_handle guise_send(guise_handle client, guise_request *req);
 // *err is then left as it was). buf is written only during the call.
 guise_handle guise_fetch(guise_handle client, guise_request *req, guise_head *head, uint8_t *buf, size_t cap, guise_error *err);
 
+// guise_start_into is guise_start with guise_fetch's copy: when done runs
+// with result 0, *head is filled, and when head->flags has
+// GUISE_HEAD_COPIED the meta (as guise_response_meta) and then the whole
+// body are in buf, and the call is over: its handle is already released,
+// and guise_close or guise_cancel on it returns GUISE_E_BAD_HANDLE.
+// Otherwise the call is guise_start's. head and buf must stay valid and
+// untouched until done has run. done must not be NULL (else it returns 0).
+// So an event-loop host gets a small response in one completion, without
+// a call back into guise for its head, meta, body and close.
+guise_handle guise_start_into(guise_handle client, guise_request *req, guise_head *head, uint8_t *buf, size_t cap, guise_done_fn done, void *user);
+
 // guise_body_read reads up to cap body bytes into buf. With done NULL it
 // blocks and returns the count: > 0 bytes, 0 at the end of the body, or
 // -kind on error (details from guise_call_error). With done, it returns 0
@@ -188,7 +199,9 @@ int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_
 //   stream); GUISE_E_BAD_HANDLE if it was already released.
 // guise_send: a request, blocking until its head; guise_start: the same,
 //   async. Both return a call handle to close. guise_fetch: guise_send on
-//   the calling thread, a small response copied out in the same call.
+//   the calling thread, a small response copied out in the same call;
+//   guise_start_into: guise_start, a small response copied out before its
+//   completion.
 // guise_call_error, guise_response_head, guise_response_meta: a call's
 //   outcome and head.
 // guise_body_read: body bytes into the caller's buffer, blocking or async
@@ -362,11 +375,11 @@ func guise_start(client C.guise_handle, req *C.guise_request, done C.guise_done_
 		c.err = err
 		c.state.Store(stateReady)
 		if done != nil {
-			go cb.run(h, -int64(classify(err).kind))
+			spawn(func() { cb.run(h, -int64(classify(err).kind)) })
 		}
 		return C.guise_handle(h)
 	}
-	go func() {
+	spawn(func() {
 		c.run(uint64(client), r)
 		var res int64
 		if err := c.headErr(); err != nil {
@@ -375,7 +388,7 @@ func guise_start(client C.guise_handle, req *C.guise_request, done C.guise_done_
 		if done != nil {
 			cb.run(h, res)
 		}
-	}()
+	})
 	return C.guise_handle(h)
 }
 
@@ -389,6 +402,7 @@ func guise_fetch(client C.guise_handle, req *C.guise_request, head *C.guise_head
 		// The caller's buffer, for the meta and a prefetched body: valid
 		// until this function returns, and not kept past it (see send).
 		c.into = goBytes(unsafe.Pointer(buf), capacity)
+		c.host = true
 		c.run(uint64(client), r)
 		c.into = nil
 		err = c.headErr()
@@ -408,6 +422,47 @@ func guise_fetch(client C.guise_handle, req *C.guise_request, head *C.guise_head
 		return 0
 	}
 	return C.guise_handle(newHandle(c))
+}
+
+// guise_start_into is documented in the header above.
+//
+//export guise_start_into
+func guise_start_into(client C.guise_handle, req *C.guise_request, head *C.guise_head, buf *C.uint8_t, capacity C.size_t, done C.guise_done_fn, user unsafe.Pointer) C.guise_handle {
+	if done == nil {
+		return 0
+	}
+	c, r, err := prepare(req)
+	h := newHandle(c)
+	cb := doneOf(done, user)
+	if err != nil {
+		c.err = err
+		c.state.Store(stateReady)
+		spawn(func() { cb.run(h, -int64(classify(err).kind)) })
+		return C.guise_handle(h)
+	}
+	into := goBytes(unsafe.Pointer(buf), capacity)
+	spawn(func() {
+		c.into = into
+		c.run(uint64(client), r)
+		c.into = nil
+		var res int64
+		if err := c.headErr(); err != nil {
+			res = -int64(classify(err).kind)
+		} else {
+			fillHead(c, head)
+			if c.copied {
+				head.flags |= C.GUISE_HEAD_COPIED
+				// The call is over: its handle goes now, so the host
+				// has nothing to close. A concurrent guise_close got
+				// it first and closed it.
+				if release(h) != nil {
+					c.close()
+				}
+			}
+		}
+		cb.run(h, res)
+	})
+	return C.guise_handle(h)
 }
 
 func prepare(req *C.guise_request) (*call, *request, error) {
@@ -507,9 +562,9 @@ func guise_read_start(h C.guise_handle, buf *C.uint8_t, capacity C.size_t, done 
 		cb.run(uint64(h), readResult(c.read(p)))
 		return 0
 	}
-	go func() {
+	spawn(func() {
 		cb.run(uint64(h), readResult(c.read(p)))
-	}()
+	})
 	return 0
 }
 

@@ -44,10 +44,13 @@ type call struct {
 	err   error // the request's error, then the body's
 	meta  []byte
 	dec   bool
-	// into is guise_fetch's buffer while it runs; copied says the meta
-	// and the whole body went into it (and the call is over).
+	// into is the caller's buffer of guise_fetch or guise_start_into
+	// while the request runs; copied says the meta and the whole body
+	// went into it (and the call is over). host says the request runs on
+	// the host's thread (guise_fetch).
 	into   []byte
 	copied bool
+	host   bool
 
 	// Owned by the one read in flight (see read):
 	pre     []byte // prefetched body bytes not yet read
@@ -132,7 +135,7 @@ func (c *call) send(clientHandle uint64, r *request) error {
 		}
 	}
 	ctx := c.ctx
-	if c.into != nil {
+	if c.host {
 		// guise_fetch: this goroutine is the host's thread's.
 		ctx = h1.WithHostThread(ctx)
 	}
@@ -155,8 +158,8 @@ func (c *call) send(clientHandle uint64, r *request) error {
 		c.meta = appendMeta(nil, resp)
 		return nil
 	}
-	// A body of known length is read now. For guise_fetch, the meta and
-	// the body go straight into the caller's buffer when both fit; what
+	// A body of known length is read now. For guise_fetch and
+	// guise_start_into, the meta and the body go straight into the caller's buffer when both fit; what
 	// stays in the call afterwards (a failed read) is copied out of it.
 	var buf []byte
 	m := metaLen(resp)

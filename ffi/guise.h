@@ -152,6 +152,17 @@ guise_handle guise_send(guise_handle client, guise_request *req);
 // *err is then left as it was). buf is written only during the call.
 guise_handle guise_fetch(guise_handle client, guise_request *req, guise_head *head, uint8_t *buf, size_t cap, guise_error *err);
 
+// guise_start_into is guise_start with guise_fetch's copy: when done runs
+// with result 0, *head is filled, and when head->flags has
+// GUISE_HEAD_COPIED the meta (as guise_response_meta) and then the whole
+// body are in buf, and the call is over: its handle is already released,
+// and guise_close or guise_cancel on it returns GUISE_E_BAD_HANDLE.
+// Otherwise the call is guise_start's. head and buf must stay valid and
+// untouched until done has run. done must not be NULL (else it returns 0).
+// So an event-loop host gets a small response in one completion, without
+// a call back into guise for its head, meta, body and close.
+guise_handle guise_start_into(guise_handle client, guise_request *req, guise_head *head, uint8_t *buf, size_t cap, guise_done_fn done, void *user);
+
 // guise_body_read reads up to cap body bytes into buf. With done NULL it
 // blocks and returns the count: > 0 bytes, 0 at the end of the body, or
 // -kind on error (details from guise_call_error). With done, it returns 0
@@ -178,7 +189,9 @@ int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_
 //   stream); GUISE_E_BAD_HANDLE if it was already released.
 // guise_send: a request, blocking until its head; guise_start: the same,
 //   async. Both return a call handle to close. guise_fetch: guise_send on
-//   the calling thread, a small response copied out in the same call.
+//   the calling thread, a small response copied out in the same call;
+//   guise_start_into: guise_start, a small response copied out before its
+//   completion.
 // guise_call_error, guise_response_head, guise_response_meta: a call's
 //   outcome and head.
 // guise_body_read: body bytes into the caller's buffer, blocking or async
@@ -256,6 +269,7 @@ extern guise_handle guise_session_new(char* opts, size_t n, guise_error* e);
 extern int32_t guise_close(guise_handle h);
 extern guise_handle guise_start(guise_handle client, guise_request* req, guise_done_fn done, void* user);
 extern guise_handle guise_fetch(guise_handle client, guise_request* req, guise_head* head, uint8_t* buf, size_t capacity, guise_error* e);
+extern guise_handle guise_start_into(guise_handle client, guise_request* req, guise_head* head, uint8_t* buf, size_t capacity, guise_done_fn done, void* user);
 extern int32_t guise_call_error(guise_handle h, guise_error* e);
 extern int32_t guise_response_head(guise_handle h, guise_head* head);
 extern int32_t guise_response_meta(guise_handle h, uint8_t* buf, size_t capacity);

@@ -6,4 +6,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// Idle workers (spawn.go) exit by themselves a second after their last
+// work.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("main.idle")) }

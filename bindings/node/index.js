@@ -53,10 +53,22 @@ function abortError(signal) {
 /** Headers are the response's fields in the order and case received;
  * lookups ignore case, as WHATWG Headers do. */
 class Headers {
-  #flat;
+  #raw; // the native side's fields: name NUL value NUL ..., split when first asked
+  #list;
   #map;
-  constructor(flat) {
-    this.#flat = flat || [];
+  constructor(fields) {
+    if (Array.isArray(fields)) this.#list = fields;
+    else this.#raw = fields || '';
+  }
+  // #flat is the fields as the list name, value, name, value, ...
+  get #flat() {
+    if (this.#list === undefined) {
+      const f = this.#raw.split('\0');
+      f.length = f.length - 1 & ~1; // the last NUL ends the block
+      this.#list = f;
+      this.#raw = undefined;
+    }
+    return this.#list;
   }
   #index() {
     if (this.#map === undefined) {
@@ -347,8 +359,15 @@ async function send(client, input, init) {
     onAbort = () => native.cancel(call);
     signal.addEventListener('abort', onAbort, { once: true });
   }
-  const [, result] = await done;
+  // done resolves to the whole response (its head array, body included,
+  // the call over) when it came back in the completion, else to a result.
+  const v = await done;
   if (stream !== 0) native.close(stream);
+  if (typeof v !== 'number') {
+    if (signal) signal.removeEventListener('abort', onAbort);
+    return new Response(0, v, url);
+  }
+  const result = v;
   if (result < 0) {
     const e = signal && signal.aborted ? abortError(signal) : errorOf(call, result);
     native.close(call);

@@ -7,11 +7,14 @@
 // (cd bindings/node/bench && npm install):
 //
 //	node bindings/node/bench/bench.js [-d SECONDS] [-rounds N] [-n PY_REQUESTS] [-pyrounds N] [-pyonly 1]
+//	    [-nopy 1] [-only h1,h2,per,isolated] [-client guise|wreq]
 //
 // For each scenario the two clients take turns (guise, wreq, guise, ...),
 // -rounds times for -d seconds each; the table has the medians. CPU is the
 // client process's user+system time (process.cpuUsage: every thread,
-// the native libraries' included); the server's is not counted.
+// the native libraries' included); the server's is not counted. For the
+// cases of a new connection per request it then runs the Go API alone
+// against the same server (bindserver -go -mode per|isolated).
 
 const { spawn, execFileSync } = require('node:child_process');
 const path = require('node:path');
@@ -29,6 +32,15 @@ const ROUNDS = arg('-rounds', 3);
 const PY_N = arg('-n', 20000);
 const PY_ROUNDS = arg('-pyrounds', 5);
 const PY_ONLY = arg('-pyonly', 0); // 1: the Python comparison alone
+const NO_PY = arg('-nopy', 0); // 1: skip the Python comparison
+// -only h1,h2,per,isolated: a subset of the scenarios; -client guise or
+// wreq: one client alone (for profiling one side).
+function strArg(name) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+const ONLY = strArg('-only');
+const CLIENT = strArg('-client');
 
 async function startServer() {
   const bin = path.join(root, 'bench', 'bin', 'bindserver');
@@ -90,11 +102,14 @@ async function main() {
   };
 
   const scenarios = [
-    { name: 'session GET c16, HTTP/1.1', c: 16, proto: 'h1', kind: 'session' },
-    { name: 'session GET c16, HTTP/2', c: 16, proto: 'h2', kind: 'session' },
-    { name: 'session per request c16, HTTP/2 port', c: 16, proto: 'h2', kind: 'per' },
-    { name: 'isolated fetch c16, HTTP/2 port', c: 16, proto: 'h2', kind: 'isolated' },
-  ];
+    { id: 'h1', name: 'session GET c16, HTTP/1.1', c: 16, proto: 'h1', kind: 'session' },
+    { id: 'h2', name: 'session GET c16, HTTP/2', c: 16, proto: 'h2', kind: 'session' },
+    { id: 'per', name: 'session per request c16, HTTP/2 port', c: 16, proto: 'h2', kind: 'per' },
+    { id: 'isolated', name: 'isolated fetch c16, HTTP/2 port', c: 16, proto: 'h2', kind: 'isolated' },
+  ].filter((sc) => !ONLY || ONLY.split(',').includes(sc.id));
+  if (CLIENT) {
+    for (const name of Object.keys(clients)) if (!name.startsWith(CLIENT)) delete clients[name];
+  }
 
   const rows = [];
   for (const sc of PY_ONLY ? [] : scenarios) {
@@ -135,7 +150,7 @@ async function main() {
   const lines = [];
   if (!PY_ONLY) lines.push('| scenario | guise req/s | guise req/CPU-s | guise µs CPU/req | wreq-js req/s | wreq-js req/CPU-s | wreq-js µs CPU/req | guise/wreq per CPU |');
   if (!PY_ONLY) lines.push('|---|---|---|---|---|---|---|---|');
-  for (const { sc, out } of rows) {
+  for (const { sc, out } of CLIENT ? [] : rows) {
     const g = out.guise;
     const w = out['wreq-js 3.1.0'];
     lines.push(`| ${sc.name} | ${g.rps.toFixed(0)} | ${g.perCPU.toFixed(0)} | ${g.usCPU.toFixed(1)} | ${w.rps.toFixed(0)} | ${w.perCPU.toFixed(0)} | ${w.usCPU.toFixed(1)} | ${(g.perCPU / w.perCPU).toFixed(2)}x |`);
@@ -144,6 +159,24 @@ async function main() {
   // Python binding vs the Go API: sequential keep-alive GETs on one Session,
   // the two processes taking turns -pyrounds times; medians, and the
   // difference of the minima (the least disturbed runs of each).
+  // The Go API on the same server for the cases of a new connection per
+  // request: what the binding adds on top of it is the difference with
+  // guise's column above.
+  const goNew = rows.filter(({ sc }) => sc.kind !== 'session' && !CLIENT);
+  if (goNew.length > 0) lines.push('');
+  for (const { sc, out } of goNew) {
+    const us = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const o = execFileSync(bin, ['-go', small(sc.proto), '-mode', sc.kind, '-c', String(sc.c), '-n', '2000']).toString();
+      us.push(Number(/([\d.]+) us CPU/.exec(o)[1]));
+    }
+    lines.push(`Go API, ${sc.name} (bindserver -go -mode ${sc.kind} -c ${sc.c} -n 2000, ${ROUNDS} runs): us CPU/req ${us.map((x) => x.toFixed(1)).join(', ')}; median ${median(us).toFixed(1)}; the Node binding's ${out.guise.usCPU.toFixed(1)}`);
+  }
+  if (NO_PY) {
+    console.log(lines.join('\n'));
+    p.stdin.end();
+    return;
+  }
   const url = small('h1');
   const go = [];
   const py = [];

@@ -2,10 +2,14 @@
 //
 // Every call that waits (a request's head, a body read, a body write) goes
 // to libguise's async form; its completion arrives on a Go thread, which
-// hands it to the JS thread through one thread-safe function per
-// environment, and the JS thread resolves the operation's promise. The JS
-// thread never blocks: the synchronous functions here only copy what
-// libguise already holds.
+// pushes it on a lock-free list and, when the list was empty, wakes the
+// JS thread with a uv_async_t; the JS thread takes the whole list at once
+// and settles each operation's promise. So completions that come close
+// together cost one wakeup, and a Go thread never waits for the JS thread
+// (napi's thread-safe functions hold a mutex while they wake the loop, and
+// the JS thread, woken, blocked on it: three context switches for one
+// completion on a busy core). The JS thread never blocks: the synchronous
+// functions here only copy what libguise already holds.
 //
 // Buffers: a JS Buffer given to read or write is referenced (napi_ref)
 // until its completion has run, so V8 keeps its memory while Go uses it.
@@ -13,8 +17,11 @@
 #define _POSIX_C_SOURCE 200809L
 #define NAPI_VERSION 8
 #include <node_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "guise.h"
 
@@ -26,62 +33,219 @@
 		}                                                                      \
 	} while (0)
 
-// Per-environment state.
+// INTO_CAP is the size of a request's buffer for guise_start_into: a
+// response whose meta and body fit comes back whole in the completion.
+// Larger ones are read as before (head, then body reads).
+#define INTO_CAP (16 << 10)
+#define SPARE_MAX 64
+
+typedef struct op op_t;
+
+// Per-environment state. It lives until the environment is torn down and
+// every operation begun in it has completed (refs), as a Go thread may
+// still complete one after teardown.
 typedef struct {
-	napi_threadsafe_function tsfn;
-	int64_t pending; // operations in flight: the tsfn keeps the loop alive while > 0
+	napi_env env;
+	uv_async_t wake;            // sent when done goes from empty to not
+	napi_async_context actx;    // for the callback scope completions run in
+	napi_async_cleanup_hook_handle cleanup;
+	_Atomic(op_t *) done;       // completed operations, newest first
+	atomic_int draining;        // the JS thread is in on_wake and will look at done again
+	pthread_mutex_t mu;         // guards closing against wake's close
+	int closing;                // the environment is going: drop completions
+	atomic_int_fast64_t refs;   // operations not yet freed, + 1 while the environment lives
+	int64_t pending; // operations in flight: wake keeps the loop alive while > 0 (JS thread)
+	// Buffers of finished requests, for the next ones (JS thread only).
+	uint8_t *spare[SPARE_MAX];
+	int nspare;
 } addon_t;
 
 enum { OP_START, OP_READ, OP_WRITE };
 
 // op_t is one operation in flight.
-typedef struct {
+struct op {
 	addon_t *addon;
+	op_t *next; // in addon.done
 	napi_deferred deferred;
 	napi_ref keep; // the Buffer Go reads or writes, or NULL
 	int kind;
 	guise_handle h;
 	int64_t result;
-} op_t;
+	guise_head head; // OP_START: filled by guise_start_into
+	uint8_t *into;   // OP_START: INTO_CAP bytes
+};
+
+static void addon_unref(addon_t *a) {
+	if (atomic_fetch_sub(&a->refs, 1) == 1) {
+		while (a->nspare > 0) free(a->spare[--a->nspare]);
+		pthread_mutex_destroy(&a->mu);
+		free(a);
+	}
+}
+
+static op_t *op_new(addon_t *a) {
+	op_t *op = calloc(1, sizeof *op);
+	if (op == NULL) return NULL;
+	op->addon = a;
+	atomic_fetch_add(&a->refs, 1);
+	return op;
+}
+
+static void op_free(op_t *op) {
+	addon_t *a = op->addon;
+	free(op);
+	addon_unref(a);
+}
+
+static uint8_t *into_get(addon_t *a) {
+	return a->nspare > 0 ? a->spare[--a->nspare] : malloc(INTO_CAP);
+}
+
+static void into_put(addon_t *a, uint8_t *p) {
+	if (p == NULL) return;
+	if (a->nspare < SPARE_MAX) a->spare[a->nspare++] = p;
+	else free(p);
+}
+
+static napi_value make_head(napi_env env, const guise_head *hd, const char *meta, napi_value body);
 
 static void op_begin(napi_env env, addon_t *a) {
-	if (a->pending++ == 0) napi_ref_threadsafe_function(env, a->tsfn);
+	(void)env;
+	if (a->pending++ == 0) uv_ref((uv_handle_t *)&a->wake);
 }
 
 static void op_end(napi_env env, addon_t *a) {
-	if (--a->pending == 0) napi_unref_threadsafe_function(env, a->tsfn);
+	(void)env;
+	if (--a->pending == 0) uv_unref((uv_handle_t *)&a->wake);
 }
 
 // on_done runs on a Go thread: it queues the completion for the JS thread.
 static void on_done(void *user, guise_handle h, int64_t result) {
 	op_t *op = user;
+	addon_t *a = op->addon;
 	op->h = h;
 	op->result = result;
-	napi_call_threadsafe_function(op->addon->tsfn, op, napi_tsfn_nonblocking);
+	op_t *old = atomic_load_explicit(&a->done, memory_order_relaxed);
+	do {
+		op->next = old;
+	} while (!atomic_compare_exchange_weak(&a->done, &old, op));
+	// The JS thread is woken already (old), or is in on_wake and will
+	// find this one: on_wake clears draining and then looks at done once
+	// more, and both sides' accesses are sequentially consistent, so one
+	// of the two sees the other.
+	if (old != NULL || atomic_load(&a->draining)) return;
+	pthread_mutex_lock(&a->mu);
+	if (!a->closing) {
+		uv_async_send(&a->wake);
+	} else {
+		// No JS thread to settle them: drop what is queued (this one
+		// and any pushed since the list was last emptied).
+		op_t *list = atomic_exchange(&a->done, NULL);
+		while (list != NULL) {
+			op_t *next = list->next;
+			free(list->into);
+			op_free(list);
+			list = next;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
 }
 
-// call_js runs on the JS thread for each completion.
-static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
-	(void)js_cb;
-	(void)context;
-	op_t *op = data;
-	if (env != NULL) {
-		napi_value v;
-		if (op->kind == OP_START) {
-			napi_value pair[2];
-			napi_create_int64(env, (int64_t)op->h, &pair[0]);
-			napi_create_int64(env, op->result, &pair[1]);
-			napi_create_array_with_length(env, 2, &v);
-			napi_set_element(env, v, 0, pair[0]);
-			napi_set_element(env, v, 1, pair[1]);
-		} else {
-			napi_create_int64(env, op->result, &v);
+// complete settles one operation on the JS thread.
+static void complete(napi_env env, op_t *op) {
+	napi_value v = NULL;
+	if (op->kind == OP_START && op->result == 0 && (op->head.flags & GUISE_HEAD_COPIED)) {
+		// The whole response is in op->into: the head array, with the
+		// body copied out of it.
+		napi_value buf;
+		void *p;
+		size_t n = (size_t)op->head.prefetched;
+		if (napi_create_buffer_copy(env, n, op->into + op->head.meta_len, &p, &buf) == napi_ok) {
+			v = make_head(env, &op->head, (const char *)op->into, buf);
 		}
-		napi_resolve_deferred(env, op->deferred, v);
-		if (op->keep != NULL) napi_delete_reference(env, op->keep);
-		op_end(env, op->addon);
 	}
-	free(op);
+	if (v == NULL) napi_create_int64(env, op->result, &v);
+	napi_resolve_deferred(env, op->deferred, v);
+	if (op->keep != NULL) napi_delete_reference(env, op->keep);
+	into_put(op->addon, op->into);
+	op_end(env, op->addon);
+	op_free(op);
+}
+
+// on_wake runs on the JS thread: it settles every completion queued, in
+// the order they came, inside one callback scope (so the promises'
+// reactions run when it closes, as after any native callback).
+//
+// Completions that arrive while it runs (the promise reactions take a
+// while) are taken in the same call, and their Go threads skip the wakeup
+// (see on_done): no eventfd write, read and poll for them. It takes at
+// most WAKE_ROUNDS lists, then wakes itself for the rest, so a stream of
+// completions (a body read from guise's buffer completes at once) cannot
+// keep the loop from its other work.
+#define WAKE_ROUNDS 4
+
+static void on_wake(uv_async_t *w) {
+	addon_t *a = w->data;
+	for (int round = 0;; round++) {
+		atomic_store(&a->draining, 1);
+		op_t *list = round < WAKE_ROUNDS ? atomic_exchange(&a->done, NULL) : NULL;
+		if (list == NULL) {
+			atomic_store(&a->draining, 0);
+			if (atomic_load(&a->done) == NULL) return;
+			if (round >= WAKE_ROUNDS) {
+				uv_async_send(&a->wake); // the rest on the loop's next turn
+				return;
+			}
+			continue;
+		}
+		op_t *fifo = NULL;
+		while (list != NULL) {
+			op_t *next = list->next;
+			list->next = fifo;
+			fifo = list;
+			list = next;
+		}
+		napi_env env = a->env;
+		napi_handle_scope hs;
+		napi_callback_scope cs;
+		napi_value resource;
+		napi_open_handle_scope(env, &hs);
+		napi_create_object(env, &resource);
+		napi_open_callback_scope(env, resource, a->actx, &cs);
+		while (fifo != NULL) {
+			op_t *next = fifo->next;
+			complete(env, fifo);
+			fifo = next;
+		}
+		napi_close_callback_scope(env, cs);
+		napi_close_handle_scope(env, hs);
+	}
+}
+
+static void on_wake_closed(uv_handle_t *w) {
+	addon_t *a = w->data;
+	napi_remove_async_cleanup_hook(a->cleanup);
+	addon_unref(a);
+}
+
+// on_cleanup runs as the environment is torn down: completions from now
+// on are dropped (their promises are gone with the environment), and the
+// addon is freed once the last of them has come.
+static void on_cleanup(napi_async_cleanup_hook_handle handle, void *data) {
+	(void)handle;
+	addon_t *a = data;
+	pthread_mutex_lock(&a->mu);
+	a->closing = 1;
+	op_t *list = atomic_exchange(&a->done, NULL);
+	while (list != NULL) {
+		op_t *next = list->next;
+		free(list->into);
+		op_free(list);
+		list = next;
+	}
+	pthread_mutex_unlock(&a->mu);
+	napi_async_destroy(a->env, a->actx);
+	uv_close((uv_handle_t *)&a->wake, on_wake_closed);
 }
 
 // A string argument, copied to a NUL-terminated buffer: the small ones on
@@ -205,7 +369,10 @@ static napi_value js_cancel(napi_env env, napi_callback_info info) {
 
 // start(client, method, url, header, body, stream, contentLength, timeoutMs,
 //       profile, proxy, referrer, caPem, kind, redirect, protocol, flags,
-//       prefetch) -> Promise<[call, result]>
+//       prefetch) -> [call, Promise<head or result>]: the promise resolves to
+// the head array of js_head, body included, when the whole response came
+// back in the completion (and the call is over), else to the result: 0
+// when the head is in (read it with head(call)), or -kind.
 static napi_value js_start(napi_env env, napi_callback_info info) {
 	enum { N = 17 };
 	size_t argc = N;
@@ -247,18 +414,20 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
 	r.flags = (uint32_t)get_i64(env, argv[15]);
 	r.prefetch = get_i64(env, argv[16]);
 
-	op_t *op = calloc(1, sizeof *op);
+	op_t *op = op_new(a);
 	napi_value promise;
 	if (op == NULL || napi_create_promise(env, &op->deferred, &promise) != napi_ok) {
-		free(op);
+		if (op != NULL) op_free(op);
 		for (int j = 0; j < 7; j++) free_str(strs[j]);
 		napi_throw_error(env, NULL, "guise: out of memory");
 		return NULL;
 	}
-	op->addon = a;
 	op->kind = OP_START;
+	op->into = into_get(a);
 	op_begin(env, a);
-	guise_handle h = guise_start((guise_handle)get_i64(env, argv[0]), &r, on_done, op);
+	guise_handle h = op->into != NULL
+		? guise_start_into((guise_handle)get_i64(env, argv[0]), &r, &op->head, op->into, INTO_CAP, on_done, op)
+		: guise_start((guise_handle)get_i64(env, argv[0]), &r, on_done, op);
 	for (int j = 0; j < 7; j++) free_str(strs[j]);
 	// The call handle is known now (for cancel) and again at completion.
 	napi_value out, hv;
@@ -269,9 +438,9 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
 	return out;
 }
 
-// head(call) -> [status, proto, contentLength, flags, url, reason, fields[], body?]
-// fields is the flat list name, value, ...; body is a Buffer when the whole
-// body was prefetched, and then the call is closed.
+// head(call) -> [status, proto, contentLength, flags, url, reason, fields, body?]
+// (see make_head); body is a Buffer when the whole body was prefetched, and
+// then the call is closed.
 static napi_value js_head(napi_env env, napi_callback_info info) {
 	size_t argc = 1;
 	napi_value argv[1];
@@ -291,40 +460,48 @@ static napi_value js_head(napi_env env, napi_callback_info info) {
 		return NULL;
 	}
 	guise_response_meta(h, (uint8_t *)meta, hd.meta_len);
-	napi_value out, v;
-	napi_create_array_with_length(env, 8, &out);
-	napi_set_element(env, out, 0, num(env, hd.status));
-	napi_set_element(env, out, 1, num(env, hd.proto));
-	napi_set_element(env, out, 2, num(env, hd.content_length));
-	napi_set_element(env, out, 3, num(env, hd.flags));
-	size_t off = 0;
-	uint32_t idx = 0;
-	napi_value fields;
-	napi_create_array(env, &fields);
-	for (int part = 0; off < hd.meta_len; part++) {
-		size_t len = strnlen(meta + off, hd.meta_len - off);
-		if (part < 2) {
-			napi_create_string_utf8(env, meta + off, len, &v);
-			napi_set_element(env, out, 4 + part, v);
-		} else {
-			napi_create_string_latin1(env, meta + off, len, &v);
-			napi_set_element(env, fields, idx++, v);
-		}
-		off += len + 1;
-	}
-	if (meta != small) free(meta);
-	napi_set_element(env, out, 6, fields);
+	napi_value sub = NULL;
 	if (hd.flags & GUISE_HEAD_COMPLETE) {
 		void *data;
 		napi_value buf;
-		CHECK(napi_create_buffer(env, (size_t)hd.prefetched, &data, &buf));
+		if (napi_create_buffer(env, (size_t)hd.prefetched, &data, &buf) != napi_ok) {
+			if (meta != small) free(meta);
+			napi_throw_error(env, NULL, "guise: out of memory");
+			return NULL;
+		}
 		int64_t n = hd.prefetched > 0 ? guise_body_read(h, data, (size_t)hd.prefetched, NULL, NULL) : 0;
 		guise_close(h);
 		if (n < 0) n = 0;
-		napi_value sub = buf;
+		sub = buf;
 		if (n != hd.prefetched) napi_create_buffer_copy(env, (size_t)n, data, NULL, &sub);
-		napi_set_element(env, out, 7, sub);
 	}
+	napi_value out = make_head(env, &hd, meta, sub);
+	if (meta != small) free(meta);
+	return out;
+}
+
+// make_head builds head's array from a head and its meta: [status, proto,
+// contentLength, flags, url, reason, fields, body?]. fields is one string,
+// name NUL value NUL ..., split by the JS side when first asked; body is
+// set when not NULL.
+static napi_value make_head(napi_env env, const guise_head *hd, const char *meta, napi_value body) {
+	napi_value out, v;
+	napi_create_array_with_length(env, 8, &out);
+	napi_set_element(env, out, 0, num(env, hd->status));
+	napi_set_element(env, out, 1, num(env, hd->proto));
+	napi_set_element(env, out, 2, num(env, hd->content_length));
+	napi_set_element(env, out, 3, num(env, hd->flags));
+	size_t off = 0;
+	for (int part = 0; part < 2; part++) {
+		size_t len = off < hd->meta_len ? strnlen(meta + off, hd->meta_len - off) : 0;
+		napi_create_string_utf8(env, meta + off, len, &v);
+		napi_set_element(env, out, 4 + part, v);
+		off += len + 1;
+	}
+	if (off > hd->meta_len) off = hd->meta_len;
+	napi_create_string_latin1(env, meta + off, hd->meta_len - off, &v);
+	napi_set_element(env, out, 6, v);
+	if (body != NULL) napi_set_element(env, out, 7, body);
 	return out;
 }
 
@@ -355,14 +532,13 @@ static napi_value async_io(napi_env env, napi_callback_info info, int kind) {
 		napi_throw_type_error(env, NULL, "guise: a buffer is needed");
 		return NULL;
 	}
-	op_t *op = calloc(1, sizeof *op);
+	op_t *op = op_new(a);
 	napi_value promise;
 	if (op == NULL || napi_create_promise(env, &op->deferred, &promise) != napi_ok) {
-		free(op);
+		if (op != NULL) op_free(op);
 		napi_throw_error(env, NULL, "guise: out of memory");
 		return NULL;
 	}
-	op->addon = a;
 	op->kind = kind;
 	napi_create_reference(env, argv[1], 1, &op->keep);
 	guise_handle h = (guise_handle)get_i64(env, argv[0]);
@@ -372,7 +548,7 @@ static napi_value async_io(napi_env env, napi_callback_info info, int kind) {
 		napi_resolve_deferred(env, op->deferred, num(env, rc));
 		napi_delete_reference(env, op->keep);
 		op_end(env, a);
-		free(op);
+		op_free(op);
 	}
 	return promise;
 }
@@ -458,24 +634,24 @@ static napi_value js_collect(napi_env env, napi_callback_info info) {
 	return v;
 }
 
-static void addon_free(napi_env env, void *data, void *hint) {
-	(void)env;
-	(void)hint;
-	free(data);
-}
-
 static napi_value init(napi_env env, napi_value exports) {
 	addon_t *a = calloc(1, sizeof *a);
 	if (a == NULL) return NULL;
+	uv_loop_t *loop;
 	napi_value name;
 	napi_create_string_utf8(env, "guise", NAPI_AUTO_LENGTH, &name);
-	if (napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, NULL, call_js, &a->tsfn) != napi_ok) {
+	if (napi_get_uv_event_loop(env, &loop) != napi_ok || napi_async_init(env, NULL, name, &a->actx) != napi_ok) {
 		free(a);
-		napi_throw_error(env, NULL, "guise: cannot create the thread-safe function");
+		napi_throw_error(env, NULL, "guise: cannot set up completions");
 		return NULL;
 	}
-	napi_unref_threadsafe_function(env, a->tsfn);
-	napi_set_instance_data(env, a, addon_free, NULL);
+	a->env = env;
+	a->refs = 1;
+	pthread_mutex_init(&a->mu, NULL);
+	uv_async_init(loop, &a->wake, on_wake);
+	a->wake.data = a;
+	uv_unref((uv_handle_t *)&a->wake);
+	napi_add_async_cleanup_hook(env, on_cleanup, a, &a->cleanup);
 	napi_property_descriptor props[] = {
 		{"create", NULL, js_new, NULL, NULL, NULL, napi_default, a},
 		{"close", NULL, js_close, NULL, NULL, NULL, napi_default, a},
