@@ -562,6 +562,14 @@ func guise_read_start(h C.guise_handle, buf *C.uint8_t, capacity C.size_t, done 
 		cb.run(uint64(h), readResult(c.read(p)))
 		return 0
 	}
+	if c.reading.CompareAndSwap(false, true) {
+		c.readBuf, c.readDone, c.readH = p, cb, uint64(h)
+		if c.readFn == nil {
+			c.readFn = c.runRead
+		}
+		spawn(c.readFn)
+		return 0
+	}
 	spawn(func() {
 		cb.run(uint64(h), readResult(c.read(p)))
 	})

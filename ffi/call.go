@@ -58,6 +58,18 @@ type call struct {
 	eof     bool   // pre is all that is left of the body
 	bodyErr error  // the body's error, once eof
 
+	// A read started by guise_read_start runs readFn (made once per
+	// call) with these, so that a streamed body's reads leave no garbage
+	// behind them: a closure per read was about 80 bytes, 1.3 MiB of heap
+	// over a 256 MiB download before the collector's first run. reading
+	// says they are taken; a second read started while one is in flight
+	// goes the closure's way, and read reports it busy.
+	reading  atomic.Bool
+	readFn   func()
+	readBuf  []byte
+	readDone completion
+	readH    uint64
+
 	mu         sync.Mutex // guards the rest, and err after the head
 	busy       bool       // a body read is in flight
 	closed     bool
@@ -253,6 +265,15 @@ func protoNumber(p string) int32 {
 // body, or an error (also kept for guise_call_error). One read runs at a
 // time (errBusy otherwise); close during a read cancels it, and the read
 // then closes the body.
+// runRead is readFn: the read guise_read_start handed over.
+func (c *call) runRead() {
+	p, done, h := c.readBuf, c.readDone, c.readH
+	c.readBuf = nil
+	n, err := c.read(p)
+	c.reading.Store(false)
+	done.run(h, readResult(n, err))
+}
+
 func (c *call) read(p []byte) (int, error) {
 	if err := c.headErr(); err != nil {
 		return 0, err
