@@ -132,9 +132,9 @@ func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config)
 		return nil, State{}, err
 	}
 	err = runHandshake(ctx, uc, nc)
-	// Send what the handshake left held: its last flight, or the alert it
-	// ended with.
-	if ferr := hc.done(); err == nil {
+	// After a failure, send the alert the handshake ended with; after a
+	// success its last flight waits for the first request's records.
+	if ferr := hc.done(err == nil); err == nil {
 		err = ferr
 	}
 	if err != nil {
