@@ -239,12 +239,16 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, *handsha
 			}
 		}
 		ucfg.ClientSessionCache = sc
-	} else if !cfg.InsecureSkipVerify {
-		// No tickets: the chain is verified through the process's cache
-		// (see verifyCache) instead of by uTLS. uTLS skips only its chain
-		// check then; it still parses the chain and checks the server's
-		// signature. (With tickets, uTLS's sessions must carry the chains
-		// it verified itself, or it would not resume them.)
+	}
+	if !cfg.InsecureSkipVerify {
+		// The chain is verified through the process's cache (see
+		// verifyCache) instead of by uTLS. uTLS skips only its chain check
+		// then; it still parses the chain and checks the server's
+		// signature. uTLS calls VerifyConnection on resumed handshakes
+		// too, with the certificates the session was made with, so a
+		// resumption is verified (and its name checked) the same way; the
+		// sessions uTLS stores then carry no verified chains, which it
+		// requires only when it verifies itself.
 		ucfg.InsecureSkipVerify = true
 		ucfg.VerifyConnection = verified.verifyWith(serverName, roots, time.Now)
 	}
