@@ -8,8 +8,9 @@
 // the GREASE ECH extension's config id, key and payload (its length from
 // the profile's set), and, for Chrome, the order of the extensions.
 // Certificates are verified against Config.RootCAs or a cached trust store;
-// handshakes without a SessionCache share a process-wide cache of the chains
-// that verified (see verifyCache), which holds no identity state.
+// every handshake goes through a process-wide cache of the chains that
+// verified (see verifyCache), which holds no identity state; a resumed
+// one too, with the chain its session was made with.
 // Session tickets are kept only in a SessionCache the caller provides.
 package tlsfp
 

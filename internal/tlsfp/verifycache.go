@@ -62,7 +62,7 @@ type verifyEntry struct {
 	notAfter  time.Time // the earliest NotAfter of the chain
 }
 
-// verified is the process's cache, shared by isolated handshakes.
+// verified is the process's cache, shared by every verified handshake.
 var verified = &verifyCache{m: make(map[verifyKey]*list.Element)}
 
 // keyOf returns the key of verifying certs for name against roots.
