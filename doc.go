@@ -15,8 +15,9 @@
 //     that verified (by chain, host name and roots; 256 entries, 30
 //     minutes, never past a certificate's validity), which holds no
 //     identity state, so a visit skips re-checking the signatures of a
-//     chain another visit verified. The server's own signature is checked
-//     on every handshake.
+//     chain another visit verified. Sessions' handshakes use the same
+//     cache (it says only that public certificates chain to a root for a
+//     name). The server's own signature is checked on every handshake.
 //   - A Session is one browser: its connections, TLS session tickets,
 //     cookie jar and HSTS hosts last until Close, or until the Session is
 //     garbage collected. Its jar is never reset or expired as a whole.

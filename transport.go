@@ -517,6 +517,12 @@ func (st *transportState) dialPooled(ctx context.Context, key pool.Key, o *optio
 			case d.c.h2 != nil:
 				d.c.h2.CancelReservation()
 			default:
+				// Parked unused: the handshake's last flight, held for
+				// the first request, goes now.
+				if tc, ok := d.c.nc.(*tlsfp.Conn); ok && tc.Flush() != nil {
+					d.c.abandon()
+					return
+				}
 				d.c.release(true)
 			}
 		}()

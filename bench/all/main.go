@@ -224,7 +224,7 @@ func (o *options) group(ctx context.Context, g string, bins binaries) (*record.R
 	case "h1-tls":
 		bin, args = bins.compare, append(common, "-tls", "-scenarios", "small-c16", "-clients", h1)
 	case "bulk":
-		bin, args = bins.compare, append(common, "-scenarios", "chunked-8m", "-clients", "guise,net/http,fasthttp,tls-client")
+		bin, args = bins.compare, append(common, "-scenarios", "chunked-8m", "-clients", "guise,net/http,fasthttp,tls-client,raw")
 	case "upload":
 		bin, args = bins.compare, append(common, "-scenarios", "upload-32m", "-clients", "guise,net/http,fasthttp,tls-client,raw")
 	case "h2":

@@ -16,9 +16,11 @@ import (
 // rawClient is a hand-written HTTP/1.1 client, the practical limit of a
 // client in Go: each connection writes Config.Header (the same head the
 // others send) with one write, parses the status line and Content-Length
-// and nothing else, and reuses one read buffer. It refuses chunked and
-// close-delimited bodies, so it fits the Content-Length scenarios only.
-// Up to Config.Conns connections, kept; one in doubt is closed.
+// (or Transfer-Encoding: chunked) and nothing else, and reuses one read
+// buffer. A chunked body is read chunk by chunk through that buffer
+// (chunk extensions and trailers are skipped), so that it shows the floor
+// of a streamed download; close-delimited bodies are refused. Up to
+// Config.Conns connections, kept; one in doubt is closed.
 type rawClient struct {
 	cfg  Config
 	idle chan *rawConn // a slot per connection; nil: not dialed yet
@@ -132,6 +134,7 @@ func (rc *rawConn) exchange(method string, u *url.URL, hdr []Field, body, keep [
 	code := line[9:12]
 	ok := string(code) == "200"
 	length := int64(-1)
+	chunked := false
 	for {
 		line, err = rc.r.ReadSlice('\n')
 		if err != nil {
@@ -144,23 +147,40 @@ func (rc *rawConn) exchange(method string, u *url.URL, hdr []Field, body, keep [
 		if !found {
 			return 0, nil, fmt.Errorf("harness: raw: field line %q", line)
 		}
+		if len(name) == len("transfer-encoding") && bytes.EqualFold(name, []byte("transfer-encoding")) {
+			chunked = bytes.EqualFold(bytes.TrimSpace(value), []byte("chunked"))
+			if !chunked {
+				return 0, nil, fmt.Errorf("harness: raw: Transfer-Encoding %q", value)
+			}
+		}
 		if len(name) == len("content-length") && bytes.EqualFold(name, []byte("content-length")) {
 			if length, err = strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64); err != nil {
 				return 0, nil, fmt.Errorf("harness: raw: Content-Length %q", value)
 			}
 		}
 	}
-	if length < 0 {
+	if chunked {
+		if keep != nil {
+			return 0, nil, fmt.Errorf("harness: raw: a chunked body to keep")
+		}
+		if length, err = rc.discardChunked(); err != nil {
+			return 0, nil, err
+		}
+	} else if length < 0 {
 		return 0, nil, errRawFraming
 	}
 	var out []byte
-	if keep != nil {
+	switch {
+	case chunked: // read above
+	case keep != nil:
 		out = append(keep[:0], make([]byte, length)...)
 		if _, err := io.ReadFull(rc.r, out); err != nil {
 			return 0, nil, err
 		}
-	} else if _, err := rc.r.Discard(int(length)); err != nil {
-		return 0, nil, err
+	default:
+		if _, err := rc.r.Discard(int(length)); err != nil {
+			return 0, nil, err
+		}
 	}
 	if !ok {
 		return length, out, &statusError{"raw", int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')}
@@ -168,8 +188,67 @@ func (rc *rawConn) exchange(method string, u *url.URL, hdr []Field, body, keep [
 	return length, out, nil
 }
 
+var errRawChunk = errors.New("harness: raw: bad chunk framing")
+
+// discardChunked reads a chunked body to its end and returns its length.
+func (rc *rawConn) discardChunked() (int64, error) {
+	var total int64
+	for {
+		line, err := rc.r.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		size := int64(0)
+		digits := 0
+		for _, c := range line {
+			var d byte
+			switch {
+			case '0' <= c && c <= '9':
+				d = c - '0'
+			case 'a' <= c && c <= 'f':
+				d = c - 'a' + 10
+			case 'A' <= c && c <= 'F':
+				d = c - 'A' + 10
+			default:
+				d = 0xff
+			}
+			if d == 0xff {
+				break
+			}
+			if digits++; digits > 15 {
+				return 0, errRawChunk
+			}
+			size = size<<4 | int64(d)
+		}
+		if digits == 0 {
+			return 0, errRawChunk
+		}
+		if size == 0 {
+			break
+		}
+		if _, err := rc.r.Discard(int(size)); err != nil {
+			return 0, err
+		}
+		total += size
+		if crlf, err := rc.r.ReadSlice('\n'); err != nil {
+			return 0, err
+		} else if len(crlf) != 2 || crlf[0] != '\r' {
+			return 0, errRawChunk
+		}
+	}
+	for { // trailers, up to the empty line
+		line, err := rc.r.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		if len(line) <= 2 {
+			return total, nil
+		}
+	}
+}
+
 func (c *rawClient) Get(ctx context.Context, url string, mode Mode) (int64, error) {
-	if mode != ReadAll {
+	if mode != ReadAll && mode != Stream {
 		return 0, fmt.Errorf("harness: raw: mode %v not supported", mode)
 	}
 	n, _, err := c.do(ctx, "GET", url, nil, nil)

@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -11,8 +13,9 @@ import (
 )
 
 // TestRaw checks the raw client moves the right bytes where it fits (the
-// Content-Length scenarios), keeps its connections, and refuses a chunked
-// body with an error rather than misreading it.
+// Content-Length scenarios and the chunked download), keeps its
+// connections, and refuses bad chunk framing and a body without framing
+// with an error rather than misreading them.
 func TestRaw(t *testing.T) {
 	base := startPeer(t)
 	cc := NewConnCounter(base)
@@ -23,7 +26,7 @@ func TestRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range testScenarios() {
-		if sc.Name != "small-c16" && sc.Name != "upload-32m" && sc.Name != "download-1m" {
+		if sc.Name != "small-c16" && sc.Name != "upload-32m" && sc.Name != "download-1m" && sc.Name != "chunked-8m" {
 			continue
 		}
 		c, err := New("raw", Config{Conns: sc.Conc, Header: hdr})
@@ -42,9 +45,57 @@ func TestRaw(t *testing.T) {
 	}
 	c, _ := New("raw", Config{Conns: 1})
 	defer c.Close()
-	if _, err := c.Get(ctx, base+"/chunked4k", ReadAll); !errors.Is(err, errRawFraming) {
-		t.Errorf("chunked body: %v, want errRawFraming", err)
+	if n, err := c.Get(ctx, base+"/chunked4k", ReadAll); n != 4096 || err != nil {
+		t.Errorf("chunked body: %d bytes, %v", n, err)
 	}
+	for _, tc := range []struct {
+		resp string
+		want error
+	}{
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", errRawChunk},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n0\r\n\r\n", errRawChunk},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000\r\n", errRawChunk},
+		{"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nabc", errRawFraming},
+	} {
+		url := cannedServer(t, tc.resp)
+		c, _ := New("raw", Config{Conns: 1})
+		if _, err := c.Get(ctx, url, ReadAll); !errors.Is(err, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.resp, err, tc.want)
+		}
+		c.Close()
+	}
+}
+
+// cannedServer answers every connection's first request with resp and
+// closes it; it returns the URL to ask.
+func cannedServer(t *testing.T, resp string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			for { // the request head, so that the close sends no reset
+				line, err := br.ReadSlice('\n')
+				if err != nil || len(line) <= 2 {
+					break
+				}
+			}
+			c.Write([]byte(resp))
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return "http://" + ln.Addr().String() + "/"
 }
 
 // TestWreqJS runs one short wreq-js turn when node and the package are

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	utls "github.com/refraction-networking/utls"
 )
@@ -20,6 +21,15 @@ import (
 //     a HelloRetryRequest), reports the group of its key share to onGroup
 //     before uTLS reads it.
 //
+// After a successful handshake it holds the last flight (the client's
+// Finished) and the records written after it until the first read, so
+// that the Finished and the first request (HTTP/1.1), or the Finished, the
+// HTTP/2 preface and the first HEADERS, leave in one write: the records
+// are the same, in the same order, as separate records; only their TCP
+// segments are fewer, and each saved write(2) is a loopback or NIC
+// transmission the client process pays for. A read, Close, or more than
+// maxHeld bytes end the holding, once and for good (see corked).
+//
 // inHandshake is set and cleared only by the goroutine running the
 // handshake, before the connection is handed to anyone else, so the
 // post-handshake readers and writers see it without synchronisation.
@@ -27,10 +37,16 @@ type handshakeConn struct {
 	net.Conn
 	inHandshake bool
 	out         *[]byte // held writes
-	head        []byte  // the server's first record, while incomplete
-	watching    bool
-	onGroup     func(group uint16)
-	eof         bool // a Read returned nothing but the end: the peer's FIN
+	// corked says writes are still held after the handshake (the first
+	// flight). From then on a reader and a writer may run at once, so the
+	// held bytes are under mu while corked; once it is false it stays
+	// false and the paths no longer lock.
+	corked   atomic.Bool
+	mu       sync.Mutex
+	head     []byte // the server's first record, while incomplete
+	watching bool
+	onGroup  func(group uint16)
+	eof      bool // a Read returned nothing but the end: the peer's FIN
 	// hostThread says the reads come from a goroutine locked to a C
 	// thread: they wait in the kernel on that thread (see hostRead). Set
 	// by the reader between reads (SetHostThreadReads).
@@ -96,6 +112,9 @@ func (c *handshakeConn) watchHello(onGroup func(group uint16)) {
 // Write holds p during the handshake and writes it through afterwards.
 func (c *handshakeConn) Write(p []byte) (int, error) {
 	if !c.inHandshake {
+		if c.corked.Load() {
+			return c.writeCorked(p)
+		}
 		return c.Conn.Write(p)
 	}
 	if c.out == nil {
@@ -121,6 +140,11 @@ func (c *handshakeConn) Read(p []byte) (int, error) {
 		// read ahead, which may well hold data.)
 		if c.quiet > maxQuietRecords {
 			return 0, ErrRecordFlood
+		}
+		if c.corked.Load() {
+			if err := c.uncork(); err != nil {
+				return 0, err
+			}
 		}
 		var n int
 		var err error
@@ -190,6 +214,17 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return c.UConn.Conn.Write(p)
 }
 
+// Flush writes what is still held of the first flight after the handshake
+// (see handshakeConn): the first read does it anyway, so only a
+// connection that may stay unread for long, one parked idle before its
+// first request, needs it, lest the server wait for the Finished.
+func (c *Conn) Flush() error {
+	if c.raw.corked.Load() {
+		return c.raw.uncork()
+	}
+	return nil
+}
+
 // SetHostThreadReads says whether the reads that follow come from a
 // goroutine locked to a C thread (a request made through the C ABI on the
 // host's thread), which then waits for the network in the kernel on its
@@ -217,19 +252,75 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// done ends the handshake mode: what is held is written (the last flight,
-// or an alert after a failure) and the buffers are released.
-func (c *handshakeConn) done() error {
-	err := c.flush()
+// done ends the handshake mode. After a failure what is held (an alert)
+// is written and the buffers are released; after a success the last
+// flight stays held, with the writes that follow, until the first read
+// (see corked).
+func (c *handshakeConn) done(ok bool) error {
+	var err error
+	if ok && c.out != nil && len(*c.out) > 0 {
+		c.corked.Store(true)
+	} else {
+		err = c.flush()
+		c.release()
+	}
+	c.inHandshake, c.watching, c.head, c.onGroup = false, false, nil, nil
+	c.quiet = 0 // the handshake's records are not a flood
+	return err
+}
+
+// release gives the held-writes buffer back.
+func (c *handshakeConn) release() {
 	if c.out != nil {
 		if cap(*c.out) <= maxHeld {
 			heldPool.Put(c.out)
 		}
 		c.out = nil
 	}
-	c.inHandshake, c.watching, c.head, c.onGroup = false, false, nil, nil
-	c.quiet = 0 // the handshake's records are not a flood
+}
+
+// writeCorked holds p with the first flight, or, when that would pass
+// maxHeld, writes what is held and p and stops holding.
+func (c *handshakeConn) writeCorked(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.corked.Load() { // uncorked while this write waited
+		return c.Conn.Write(p)
+	}
+	if len(*c.out)+len(p) <= maxHeld {
+		*c.out = append(*c.out, p...)
+		return len(p), nil
+	}
+	if err := c.uncorkLocked(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
+
+// uncork writes what is held since the handshake and stops holding.
+func (c *handshakeConn) uncork() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.uncorkLocked()
+}
+
+func (c *handshakeConn) uncorkLocked() error {
+	if !c.corked.Load() {
+		return nil
+	}
+	err := c.flush()
+	c.release()
+	c.corked.Store(false)
 	return err
+}
+
+// Close writes what is still held (a close_notify, say) and closes the
+// connection.
+func (c *handshakeConn) Close() error {
+	if c.corked.Load() {
+		c.uncork()
+	}
+	return c.Conn.Close()
 }
 
 // watch collects the server's first record and, once it is complete,

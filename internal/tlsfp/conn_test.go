@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,4 +294,127 @@ func chromeOver(t *testing.T, nc net.Conn, pki *testpeer.Cert) net.Conn {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = ln.Accept()
+	if err != nil {
+		client.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+// TestFirstFlightHeldUntilRead: what the handshake leaves held (its last
+// flight) and the writes after it go out in one write, ahead of anything
+// else, when a reader and writers race for the connection (run with
+// -race); Close sends what is still held; a failed handshake's held bytes
+// (the alert) go at once.
+func TestFirstFlightHeldUntilRead(t *testing.T) {
+	t.Run("race", func(t *testing.T) {
+		for range 20 {
+			nc, peer := tcpPair(t)
+			wc := &writeCounter{Conn: nc}
+			hc := newHandshakeConn(wc)
+			hc.Write([]byte("fin."))
+			if err := hc.done(true); err != nil {
+				t.Fatal(err)
+			}
+			const writers, each = 4, 50
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for range each {
+						hc.Write([]byte{'a' + byte(w)})
+					}
+				})
+			}
+			got := make(chan error, 1)
+			go func() {
+				hc.SetReadDeadline(time.Now().Add(5 * time.Second))
+				var b [8]byte
+				_, err := hc.Read(b[:])
+				got <- err
+			}()
+			wg.Wait()
+			peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+			want := 4 + writers*each
+			buf := make([]byte, want)
+			if _, err := io.ReadFull(peer, buf); err != nil {
+				t.Fatalf("peer read: %v", err)
+			}
+			if !bytes.HasPrefix(buf, []byte("fin.")) {
+				t.Fatalf("the held flight did not go first: %q", buf[:8])
+			}
+			count := map[byte]int{}
+			for _, c := range buf[4:] {
+				count[c]++
+			}
+			for w := range writers {
+				if count['a'+byte(w)] != each {
+					t.Fatalf("writer %d: %d bytes of %d arrived", w, count['a'+byte(w)], each)
+				}
+			}
+			peer.Write([]byte("r"))
+			if err := <-got; err != nil {
+				t.Fatalf("read: %v", err)
+			}
+		}
+	})
+	t.Run("close", func(t *testing.T) {
+		nc, peer := tcpPair(t)
+		hc := newHandshakeConn(nc)
+		hc.Write([]byte("fin."))
+		hc.done(true)
+		hc.Write([]byte("bye"))
+		hc.Close()
+		peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b, err := io.ReadAll(peer)
+		if err != nil || string(b) != "fin.bye" {
+			t.Fatalf("peer got %q, %v; want the held bytes, then the end", b, err)
+		}
+	})
+	t.Run("failure", func(t *testing.T) {
+		nc, peer := tcpPair(t)
+		hc := newHandshakeConn(nc)
+		hc.Write([]byte("alert"))
+		hc.done(false)
+		peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(peer, b); err != nil || string(b) != "alert" {
+			t.Fatalf("peer got %q, %v", b, err)
+		}
+		if hc.corked.Load() {
+			t.Fatal("held after a failed handshake")
+		}
+	})
+	t.Run("overflow", func(t *testing.T) {
+		nc, peer := tcpPair(t)
+		wc := &writeCounter{Conn: nc}
+		hc := newHandshakeConn(wc)
+		hc.Write([]byte("fin."))
+		hc.done(true)
+		big := bytes.Repeat([]byte("b"), maxHeld)
+		go hc.Write(big)
+		peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 4+len(big))
+		if _, err := io.ReadFull(peer, b); err != nil || string(b[:4]) != "fin." {
+			t.Fatalf("peer got %q..., %v", b[:4], err)
+		}
+		if hc.corked.Load() {
+			t.Fatal("still held past maxHeld")
+		}
+	})
 }

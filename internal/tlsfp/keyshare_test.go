@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -97,7 +98,10 @@ func (c *writeCounter) Write(p []byte) (int, error) {
 
 // TestFlightInOneWrite: after a HelloRetryRequest the change_cipher_spec and
 // the second ClientHello leave in one write, as BoringSSL sends a flight;
-// the handshake writes three times in all (hello, retried hello, finished).
+// the handshake writes twice (hello, retried hello) and holds its last
+// flight (the Finished), with the records written after it, until the
+// first read, which sends them in one write. From then on writes go
+// straight through.
 func TestFlightInOneWrite(t *testing.T) {
 	s := newServer(t, &tls.Config{CurvePreferences: []tls.CurveID{tls.CurveP384}}) // not in Chrome's shares
 	nc, err := net.Dial("tcp", s.addr())
@@ -114,89 +118,46 @@ func TestFlightInOneWrite(t *testing.T) {
 	if st.Group != P384 {
 		t.Fatalf("group %v, want a retry to secp384r1", st.Group)
 	}
-	wc.mu.Lock()
-	writes := append([]int(nil), wc.writes...)
-	wc.mu.Unlock()
-	if len(writes) != 3 {
-		t.Fatalf("handshake wrote %v: want 3 writes", writes)
+	writes := func() []int {
+		wc.mu.Lock()
+		defer wc.mu.Unlock()
+		return append([]int(nil), wc.writes...)
 	}
-	// The second write starts with the 6-byte change_cipher_spec record and
-	// carries the retried hello after it.
-	if writes[1] <= 6 {
-		t.Errorf("second write is %d bytes: change_cipher_spec alone", writes[1])
+	if w := writes(); len(w) != 2 {
+		t.Fatalf("handshake wrote %v: want 2 writes, the Finished held", w)
+	} else if w[1] <= 6 {
+		// The second write starts with the 6-byte change_cipher_spec
+		// record and carries the retried hello after it.
+		t.Errorf("second write is %d bytes: change_cipher_spec alone", w[1])
 	}
-	// After the handshake, writes go straight through.
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	for _, p := range []string{"x", "yz"} {
+		if _, err := c.Write([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := writes(); len(w) != 2 {
+		t.Fatalf("writes before the first read went out: %v", w)
+	}
+	// The read sends the Finished and both records in one write (a
+	// TLS 1.3 record of n bytes is 5+n+1+16 on the wire). Whatever the
+	// server answers, if anything, the read ends by its deadline.
+	c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 16)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read: %v", err)
+	}
+	w := writes()
+	if len(w) != 3 {
+		t.Fatalf("writes after the first read: %v, want one more", w)
+	}
+	if records := (5 + 1 + 1 + 16) + (5 + 2 + 1 + 16); w[2] <= records {
+		t.Errorf("the first read wrote %d bytes: not the Finished and both records (%d bytes without the Finished)", w[2], records)
+	}
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	wc.mu.Lock()
-	n := len(wc.writes)
-	wc.mu.Unlock()
-	if n != 4 {
-		t.Errorf("a write after the handshake was held: %d writes", n)
-	}
-}
-
-// TestHandshakeCanceled: cancelling the context during the handshake (the
-// server never answers) ends it with the context's error and closes the
-// connection, without uTLS's per-handshake watcher goroutine.
-func TestHandshakeCanceled(t *testing.T) {
-	closed, hello := make(chan struct{}), make(chan struct{})
-	addr := fakeServer(t, func(c net.Conn, _ []byte) {
-		close(hello)
-		c.Read(make([]byte, 1)) // returns when the client closes
-		close(closed)
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-hello // the client waits for the server's answer now
-		cancel()
-	}()
-	_, err := handshakeTo(t, addr, ctx, &Config{Profile: lookup(t, "chrome")})
-	var he *HandshakeError
-	if !errors.As(err, &he) || !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v; want a *HandshakeError wrapping context.Canceled", err)
-	}
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the connection was not closed")
-	}
-	// An already ended context sends nothing.
-	_, err = handshakeTo(t, addr, ctx, &Config{Profile: lookup(t, "chrome")})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v; want context.Canceled", err)
-	}
-}
-
-// TestChromeECHKeyLooksReal: Chrome's GREASE ECH carries a real X25519 key
-// (BoringSSL makes a key pair for it), whose top bit is always clear;
-// Firefox's is random bytes. Over 64 hellos a random top bit is set at
-// least once with probability 1 - 2^-64.
-func TestChromeECHKeyLooksReal(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		clear bool
-	}{{"chrome", true}, {"firefox", false}} {
-		p := lookup(t, tc.name)
-		set := 0
-		for i := 0; i < 64; i++ {
-			body, ok := parseHelloRecord(t, buildHello(t, "fp.test", &Config{Profile: p})).ext(extECH)
-			if !ok {
-				t.Fatalf("%s: no ECH extension", tc.name)
-			}
-			enc := int(binary.BigEndian.Uint16(body[6:]))
-			if enc != 32 {
-				t.Fatalf("%s: enc length %d", tc.name, enc)
-			}
-			set += int(body[8+enc-1] >> 7)
-		}
-		if tc.clear && set != 0 {
-			t.Errorf("%s: ECH key top bit set in %d of 64 hellos", tc.name, set)
-		}
-		if !tc.clear && set == 0 {
-			t.Errorf("%s: ECH key top bit never set: not random bytes", tc.name)
-		}
+	if w := writes(); len(w) != 4 {
+		t.Errorf("a write after the first read was held: %v", w)
 	}
 }

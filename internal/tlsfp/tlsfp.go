@@ -8,8 +8,9 @@
 // the GREASE ECH extension's config id, key and payload (its length from
 // the profile's set), and, for Chrome, the order of the extensions.
 // Certificates are verified against Config.RootCAs or a cached trust store;
-// handshakes without a SessionCache share a process-wide cache of the chains
-// that verified (see verifyCache), which holds no identity state.
+// every handshake goes through a process-wide cache of the chains that
+// verified (see verifyCache), which holds no identity state; a resumed
+// one too, with the chain its session was made with.
 // Session tickets are kept only in a SessionCache the caller provides.
 package tlsfp
 
@@ -132,9 +133,9 @@ func Handshake(ctx context.Context, nc net.Conn, serverName string, cfg *Config)
 		return nil, State{}, err
 	}
 	err = runHandshake(ctx, uc, nc)
-	// Send what the handshake left held: its last flight, or the alert it
-	// ended with.
-	if ferr := hc.done(); err == nil {
+	// After a failure, send the alert the handshake ended with; after a
+	// success its last flight waits for the first request's records.
+	if ferr := hc.done(err == nil); err == nil {
 		err = ferr
 	}
 	if err != nil {
@@ -239,12 +240,16 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, *handsha
 			}
 		}
 		ucfg.ClientSessionCache = sc
-	} else if !cfg.InsecureSkipVerify {
-		// No tickets: the chain is verified through the process's cache
-		// (see verifyCache) instead of by uTLS. uTLS skips only its chain
-		// check then; it still parses the chain and checks the server's
-		// signature. (With tickets, uTLS's sessions must carry the chains
-		// it verified itself, or it would not resume them.)
+	}
+	if !cfg.InsecureSkipVerify {
+		// The chain is verified through the process's cache (see
+		// verifyCache) instead of by uTLS. uTLS skips only its chain check
+		// then; it still parses the chain and checks the server's
+		// signature. uTLS calls VerifyConnection on resumed handshakes
+		// too, with the certificates the session was made with, so a
+		// resumption is verified (and its name checked) the same way; the
+		// sessions uTLS stores then carry no verified chains, which it
+		// requires only when it verifies itself.
 		ucfg.InsecureSkipVerify = true
 		ucfg.VerifyConnection = verified.verifyWith(serverName, roots, time.Now)
 	}

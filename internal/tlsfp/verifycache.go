@@ -31,8 +31,8 @@ const (
 //
 // The cache holds no identity state: a result says only that public
 // certificates chain to a root for a name, nothing a server gave one
-// visit that it could recognise in another. So handshakes that keep no
-// session tickets (the isolated ones, Config.Sessions nil) share one cache
+// visit that it could recognise in another. So every verified handshake,
+// isolated or keeping tickets in a Session's cache, shares one cache
 // process-wide. An entry is used until verifyCacheTTL after it was made and
 // never outside the validity of every certificate of its chain; only
 // successes are kept, so a failure is verified, and reported, afresh.
@@ -62,7 +62,7 @@ type verifyEntry struct {
 	notAfter  time.Time // the earliest NotAfter of the chain
 }
 
-// verified is the process's cache, shared by isolated handshakes.
+// verified is the process's cache, shared by every verified handshake.
 var verified = &verifyCache{m: make(map[verifyKey]*list.Element)}
 
 // keyOf returns the key of verifying certs for name against roots.
@@ -123,6 +123,16 @@ func (vc *verifyCache) add(key verifyKey, chain []*x509.Certificate, now time.Ti
 		last := vc.lru.Back()
 		vc.lru.Remove(last)
 		delete(vc.m, last.Value.(*verifyEntry).key)
+	}
+}
+
+// forget drops key's result, if any (for tests).
+func (vc *verifyCache) forget(key verifyKey) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	if el, ok := vc.m[key]; ok {
+		vc.lru.Remove(el)
+		delete(vc.m, key)
 	}
 }
 

@@ -2,6 +2,7 @@ package tlsfp
 
 import (
 	"container/list"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"testing"
@@ -79,9 +80,12 @@ func TestVerifyCache(t *testing.T) {
 }
 
 // TestIsolatedHandshakesShareVerification: handshakes without a
-// SessionCache verify a chain once for the process; a handshake with one
-// leaves the verification to uTLS (so its tickets resume), and the wrong
-// name still fails after the right one was cached.
+// SessionCache verify a chain once for the process, and the wrong name
+// still fails after the right one was cached. A handshake keeping tickets
+// goes through the same cache: its full handshake verifies nothing anew
+// once the chain is known, its ticket still resumes, and the resumption is
+// verified too (uTLS calls VerifyConnection with the session's chain): with
+// the entry gone, the resumed handshake verifies the chain once.
 func TestIsolatedHandshakesShareVerification(t *testing.T) {
 	s := newServer(t, nil)
 	p := lookup(t, "chrome")
@@ -95,19 +99,36 @@ func TestIsolatedHandshakesShareVerification(t *testing.T) {
 	if n := verified.verifications.Load() - before; n > 1 {
 		t.Errorf("3 isolated handshakes verified the chain %d times, want at most 1", n)
 	}
-	if !verified.check(keyOf(testChain(t), "fp.test", roots), time.Now()) {
+	key := keyOf(testChain(t), "fp.test", roots)
+	if !verified.check(key, time.Now()) {
 		t.Error("the isolated handshakes' chain is not in the shared cache")
 	}
 	var hn x509.HostnameError
 	if _, _, err := dial(t, s, "other.test", &Config{Profile: p, RootCAs: roots}); !errors.As(err, &hn) {
 		t.Errorf("wrong name after a cached success: %v; want x509.HostnameError", err)
 	}
-	before = verified.verifications.Load()
-	if _, _, err := dial(t, s, "fp.test", &Config{Profile: p, RootCAs: roots, Sessions: NewSessionCache()}); err != nil {
-		t.Fatal(err)
-	}
-	if n := verified.verifications.Load() - before; n != 0 {
-		t.Errorf("a handshake keeping tickets went through the shared cache (%d verifications)", n)
+
+	for _, version := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
+		s := newServer(t, &tls.Config{MaxVersion: version})
+		cfg := &Config{Profile: p, RootCAs: roots, Sessions: NewSessionCache()}
+		before = verified.verifications.Load()
+		if st, _, err := dial(t, s, "fp.test", cfg); err != nil || st.Resumed {
+			t.Fatalf("%x: first handshake with tickets: %v, resumed %v", version, err, st.Resumed)
+		}
+		if n := verified.verifications.Load() - before; n != 0 {
+			t.Errorf("%x: a handshake keeping tickets verified a cached chain again (%d verifications)", version, n)
+		}
+		if cfg.Sessions.Len() == 0 {
+			t.Fatalf("%x: no ticket stored", version)
+		}
+		verified.forget(key)
+		before = verified.verifications.Load()
+		if st, _, err := dial(t, s, "fp.test", cfg); err != nil || !st.Resumed {
+			t.Fatalf("%x: second handshake with tickets: %v, resumed %v", version, err, st.Resumed)
+		}
+		if n := verified.verifications.Load() - before; n != 1 {
+			t.Errorf("%x: the resumed handshake verified the chain %d times, want 1", version, n)
+		}
 	}
 }
 
