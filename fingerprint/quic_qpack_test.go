@@ -246,3 +246,30 @@ func TestQPACKDynRecordings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQPACKDynRecord reads a record of a server that allowed a dynamic
+// table whose client encoder stream and request HEADERS are arbitrary:
+// HTTP3 returns what decoded and errors as strings, never panics.
+func FuzzQPACKDynRecord(f *testing.F) {
+	f.Add([]byte{0x3f, 0xe1, 0x1f, 0x43, 'x', '-', 'a', 1, '1'}, []byte{2, 0, 0x80, 0xd1})
+	f.Add([]byte{0xc0, 0x83, 'a', 'b', 'c', 0x00}, []byte{3, 0x80, 0x10, 0x81})
+	f.Add([]byte{0x20, 0x3f}, []byte{0, 0, 0x5f, 0x1d, 0x02, 'h', 'i'})
+	f.Fuzz(func(t *testing.T, enc, sec []byte) {
+		qr := &QUICRecord{QPACKMaxTableCapacity: 4096, QPACKBlockedStreams: 10, Streams: []QUICStream{
+			{ID: 2, Data: append([]byte{byte(h3wire.StreamQPACKEncoder)}, enc...)},
+			{ID: 0, Data: h3wire.AppendFrame(nil, h3wire.FrameHeaders, sec)},
+		}}
+		for i := range qr.Streams {
+			qr.Streams[i].Total = int64(len(qr.Streams[i].Data))
+		}
+		r := &ConnRecord{QUIC: qr}
+		h, err := r.HTTP3()
+		if err != nil || h == nil || len(h.Requests) != 1 {
+			t.Fatalf("%v %+v", err, h)
+		}
+		q := h.Requests[0]
+		if q.Err == "" && len(q.Lines) != len(q.Fields) {
+			t.Fatalf("%d lines, %d fields", len(q.Lines), len(q.Fields))
+		}
+	})
+}

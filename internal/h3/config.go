@@ -46,6 +46,9 @@ type Config struct {
 	PriorityUpdate bool
 	// Huffman says when request strings are Huffman-coded.
 	Huffman HuffmanRule
+	// QPACKDynamic says how request sections use a dynamic table the
+	// server allows; DynamicNever (the zero value) keeps them static-only.
+	QPACKDynamic DynamicRule
 	// MaxFieldSectionSize bounds a response's field section, encoded and
 	// decoded (name + value + 32 per field). 0 means the
 	// SETTINGS_MAX_FIELD_SECTION_SIZE in Settings, or 256 KiB without one.
