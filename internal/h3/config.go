@@ -35,7 +35,8 @@ type Config struct {
 	// QPACKStreams opens the QPACK encoder and decoder streams right
 	// after the control stream (Firefox). Otherwise (Chromium) the
 	// decoder stream is opened when the first decoder instruction is due,
-	// and the encoder stream never, as this encoder never inserts.
+	// and the encoder stream when the server's SETTINGS allow a dynamic
+	// table and QPACKDynamic uses one.
 	QPACKStreams bool
 	// PseudoOrder is the order of :method, :authority, :scheme and :path;
 	// nil means Chromium's (m, a, s, p).
