@@ -2,6 +2,7 @@ package h3
 
 import (
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -63,16 +64,27 @@ type dynEncoder struct {
 	entries    []field // entries[i] has absolute index dropped+i
 	dropped    uint64
 	inserted   uint64
-	known      uint64 // the Known Received Count
-	// sections are each stream's unacknowledged sections, oldest first.
-	sections map[uint64][]section
+	// byField and byName hold the newest absolute index of each entry and
+	// of each name: eviction takes the oldest first, so when the newest
+	// goes, every entry of the name has gone.
+	byField map[field]uint64
+	byName  map[string]uint64
+	known   uint64 // the Known Received Count
+	// pending are the unacknowledged sections that use the table, oldest
+	// first.
+	pending []section
+	se      sectionEncoder // reused by begin
 }
 
-// section is an unacknowledged field section: its Required Insert Count
-// and the smallest absolute index it references.
+// section is an unacknowledged field section: its stream, Required
+// Insert Count and the smallest absolute index it references.
 type section struct {
-	ric, min uint64
+	id, ric, min uint64
 }
+
+// maxPending bounds the unacknowledged sections: past it (a server that
+// does not acknowledge) new sections are static-only.
+const maxPending = 1024
 
 // setPeer takes the peer's SETTINGS and sends the Set Dynamic Table
 // Capacity instruction. With blocked 0 the capacity is still set, as both
@@ -90,41 +102,49 @@ func (e *dynEncoder) setPeer(maxCap, blocked uint64, write func([]byte)) {
 	write(appendPrefixInt(nil, 0x20, 5, e.cap))
 }
 
+// usable reports whether new sections may use the table.
+func (e *dynEncoder) usable() bool {
+	return e.cap > 0 && e.maxBlocked > 0 && len(e.pending) < maxPending
+}
+
 // blocking counts the streams with a section the decoder may not be able
 // to decode yet.
 func (e *dynEncoder) blocking() int {
 	n := 0
-	for _, ss := range e.sections {
-		for _, s := range ss {
-			if s.ric > e.known {
-				n++
-				break
-			}
+	for i, s := range e.pending {
+		if s.ric > e.known && !slices.ContainsFunc(e.pending[:i], func(o section) bool { return o.id == s.id && o.ric > e.known }) {
+			n++
 		}
 	}
 	return n
 }
 
-// sectionEncoder encodes one field section with the dynamic table.
+// sectionEncoder encodes one field section with the dynamic table. One
+// is reused under dynEncoder.mu, so its buffers stay allocated.
 type sectionEncoder struct {
 	e        *dynEncoder
 	canBlock bool
 	base     uint64 // DynamicInsertNewNames: the insert count at the start
 	lines    []line
+	buf      []byte // the lines' bytes: static lines, literal values
 	ins      []byte // encoder stream instructions
 	ric, min uint64
 }
 
-// line is one field line before the prefix is known: a static one
-// encoded already, or a dynamic reference by absolute index.
+// line is one field line before the prefix is known: one encoded already
+// (buf[off:end]), or a dynamic reference by absolute index.
 type line struct {
-	kind  byte   // 's' static bytes, 'i' indexed dynamic, 'n' literal with dynamic name
-	abs   uint64 // the entry for 'i' and 'n'
-	bytes []byte // 's': the line; 'n': the value's string literal
+	kind     byte   // 's' encoded, 'i' indexed dynamic, 'n' literal with dynamic name
+	abs      uint64 // the entry for 'i' and 'n'
+	off, end int    // 's': the line; 'n': the value's string literal
 }
 
+// begin starts a section; e.mu is held until finish.
 func (e *dynEncoder) begin() *sectionEncoder {
-	return &sectionEncoder{e: e, canBlock: e.blocking() < e.maxBlocked, base: e.inserted, min: ^uint64(0)}
+	se := &e.se
+	*se = sectionEncoder{e: e, canBlock: e.blocking() < e.maxBlocked, base: e.inserted, min: ^uint64(0),
+		lines: se.lines[:0], buf: se.buf[:0], ins: se.ins[:0]}
+	return se
 }
 
 // usable reports whether abs may be referenced now.
@@ -134,13 +154,12 @@ func (se *sectionEncoder) usable(abs uint64) bool {
 
 // find returns the newest entry with name (and value, if exact).
 func (e *dynEncoder) find(name, value string, exact bool) (uint64, bool) {
-	for i := len(e.entries) - 1; i >= 0; i-- {
-		f := e.entries[i]
-		if f.name == name && (!exact || f.value == value) {
-			return e.dropped + uint64(i), true
-		}
+	if exact {
+		abs, ok := e.byField[field{name, value}]
+		return abs, ok
 	}
-	return 0, false
+	abs, ok := e.byName[name]
+	return abs, ok
 }
 
 func (se *sectionEncoder) ref(abs uint64) {
@@ -154,7 +173,9 @@ func (se *sectionEncoder) field(name, value string) {
 	st := encoder{huffman: e.huffman}
 	idx, exact, sname := staticLookup(name, value)
 	if exact {
-		se.lines = append(se.lines, line{kind: 's', bytes: appendPrefixInt(nil, 0xc0, 6, idx)})
+		off := len(se.buf)
+		se.buf = appendPrefixInt(se.buf, 0xc0, 6, idx)
+		se.lines = append(se.lines, line{kind: 's', off: off, end: len(se.buf)})
 		return
 	}
 	if abs, ok := e.find(name, value, true); ok && se.usable(abs) {
@@ -174,15 +195,16 @@ func (se *sectionEncoder) field(name, value string) {
 		se.lines = append(se.lines, line{kind: 'i', abs: abs})
 		return
 	}
-	switch {
-	case sname:
-		se.lines = append(se.lines, line{kind: 's', bytes: st.appendField(nil, name, value)})
-	case dok:
+	off := len(se.buf)
+	kind := byte('s')
+	if !sname && dok {
 		se.ref(dname)
-		se.lines = append(se.lines, line{kind: 'n', abs: dname, bytes: st.appendString(nil, 7, value)})
-	default:
-		se.lines = append(se.lines, line{kind: 's', bytes: st.appendField(nil, name, value)})
+		kind = 'n'
+		se.buf = st.appendString(se.buf, 7, value)
+	} else {
+		se.buf = st.appendField(se.buf, name, value)
 	}
+	se.lines = append(se.lines, line{kind: kind, abs: dname, off: off, end: len(se.buf)})
 }
 
 // insert adds name: value to the table and its instruction to the
@@ -197,10 +219,8 @@ func (se *sectionEncoder) insert(name, value string, sidx uint64, sname bool, dn
 	// Entries below floor may be evicted: acknowledged, and referenced by
 	// no unacknowledged section (this one included).
 	floor := min(e.known, se.min)
-	for _, ss := range e.sections {
-		for _, s := range ss {
-			floor = min(floor, s.min)
-		}
+	for _, s := range e.pending {
+		floor = min(floor, s.min)
 	}
 	if dok {
 		floor = min(floor, dname)
@@ -227,11 +247,22 @@ func (se *sectionEncoder) insert(name, value string, sidx uint64, sname bool, dn
 	for range n {
 		f := e.entries[0]
 		e.size -= uint64(len(f.name)) + uint64(len(f.value)) + 32
+		if e.byField[f] == e.dropped {
+			delete(e.byField, f)
+		}
+		if e.byName[f.name] == e.dropped {
+			delete(e.byName, f.name)
+		}
 		e.entries[0] = field{}
 		e.entries = e.entries[1:]
 		e.dropped++
 	}
-	e.entries = append(e.entries, field{name, value})
+	if e.byField == nil {
+		e.byField, e.byName = map[field]uint64{}, map[string]uint64{}
+	}
+	f := field{name, value}
+	e.entries = append(e.entries, f)
+	e.byField[f], e.byName[name] = e.inserted, e.inserted
 	e.size += sz
 	e.inserted++
 	return true
@@ -254,25 +285,22 @@ func (se *sectionEncoder) finish(b []byte, id uint64) []byte {
 		} else {
 			b = appendPrefixInt(b, 0x80, 7, se.ric-base-1)
 		}
-		if e.sections == nil {
-			e.sections = map[uint64][]section{}
-		}
-		e.sections[id] = append(e.sections[id], section{ric: se.ric, min: se.min})
+		e.pending = append(e.pending, section{id: id, ric: se.ric, min: se.min})
 	}
 	for _, l := range se.lines {
 		switch {
 		case l.kind == 's':
-			b = append(b, l.bytes...)
+			b = append(b, se.buf[l.off:l.end]...)
 		case l.abs < base && l.kind == 'i':
 			b = appendPrefixInt(b, 0x80, 6, base-1-l.abs) // 1 T=0 relative
 		case l.kind == 'i':
 			b = appendPrefixInt(b, 0x10, 4, l.abs-base) // 0001 post-base
 		case l.abs < base:
 			b = appendPrefixInt(b, 0x40, 4, base-1-l.abs) // 01 N=0 T=0 relative name
-			b = append(b, l.bytes...)
+			b = append(b, se.buf[l.off:l.end]...)
 		default:
 			b = appendPrefixInt(b, 0x00, 3, l.abs-base) // 0000 N=0 post-base name
-			b = append(b, l.bytes...)
+			b = append(b, se.buf[l.off:l.end]...)
 		}
 	}
 	return b
@@ -286,18 +314,14 @@ func (e *dynEncoder) decoderInstruction(kind byte, v uint64) error {
 	defer e.mu.Unlock()
 	switch kind {
 	case 'a':
-		ss := e.sections[v]
-		if len(ss) == 0 {
+		i := slices.IndexFunc(e.pending, func(s section) bool { return s.id == v })
+		if i < 0 {
 			return errAckNoSection
 		}
-		e.known = max(e.known, ss[0].ric)
-		if len(ss) == 1 {
-			delete(e.sections, v)
-		} else {
-			e.sections[v] = ss[1:]
-		}
+		e.known = max(e.known, e.pending[i].ric)
+		e.pending = slices.Delete(e.pending, i, i+1)
 	case 'c':
-		delete(e.sections, v)
+		e.pending = slices.DeleteFunc(e.pending, func(s section) bool { return s.id == v })
 	case 'i':
 		if v == 0 {
 			return errIncrementZero

@@ -278,7 +278,7 @@ func (cc *ClientConn) encodeHead(req *Request, id uint64) []byte {
 	e := &cc.dyn
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cap == 0 || e.maxBlocked == 0 {
+	if !e.usable() {
 		b := cc.enc.appendPrefix(make([]byte, 0, 512))
 		for _, p := range cc.pseudo {
 			if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
