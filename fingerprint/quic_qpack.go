@@ -40,6 +40,19 @@ func (s *Server) qpackSettings() []h3wire.Setting {
 	}
 }
 
+// holdSettings waits Server.settingsDelay, or until c ends.
+func (s *Server) holdSettings(c *quic.Conn) {
+	if s.settingsDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(s.settingsDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.Context().Done():
+	}
+}
+
 // newQPACKConn returns c's decoding state, nil when the server allows no
 // dynamic table. It opens the server's encoder and decoder streams (the
 // encoder stream stays empty: responses use the static table) and notes

@@ -121,8 +121,8 @@ var qpackDynVaries = map[string][]string{}
 // until it has quicRuns QUIC connections that carried the page; with
 // GUISE_RECORD_QUIC=1 it writes them as
 // testdata/recordings/<browser>-<kind>-NN.json.
-func qpackDynLive(t *testing.T, browser, kind string, blocked uint64, run func(s *Server, port string)) []*ConnRecord {
-	s := startServer(t, &Server{QPACKMaxTableCapacity: dynTableCapacity, QPACKBlockedStreams: blocked})
+func qpackDynLive(t *testing.T, browser, kind string, blocked uint64, delay time.Duration, run func(s *Server, port string)) []*ConnRecord {
+	s := startServer(t, &Server{QPACKMaxTableCapacity: dynTableCapacity, QPACKBlockedStreams: blocked, settingsDelay: delay})
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
 	pages := func() []*ConnRecord {
 		var out []*ConnRecord
@@ -203,22 +203,25 @@ func checkQPACKDyn(t *testing.T, browser, kind string, live []*ConnRecord) {
 	}
 }
 
-// dynKinds are the recorded server variants: QUICHE's settings, and the
-// same table with no blocked streams allowed.
+// dynKinds are the recorded server variants: QUICHE's settings, the
+// same table with no blocked streams allowed, and QUICHE's settings sent
+// 300 ms after the handshake (whether the browser waits for them before
+// its first request).
 var dynKinds = []struct {
 	kind    string
 	blocked uint64
-}{{"h3dyn", dynBlockedStreams}, {"h3dynnoblock", 0}}
+	delay   time.Duration
+}{{"h3dyn", dynBlockedStreams, 0}, {"h3dynnoblock", 0, 0}, {"h3dynlate", dynBlockedStreams, 300 * time.Millisecond}}
 
 func TestLiveQPACKDynChromium(t *testing.T) {
 	bin := testpeer.Need(t, "chromium", "chromium")
 	for _, k := range dynKinds {
-		t.Run(k.kind, func(t *testing.T) { liveQPACKDynChromium(t, bin, k.kind, k.blocked) })
+		t.Run(k.kind, func(t *testing.T) { liveQPACKDynChromium(t, bin, k.kind, k.blocked, k.delay) })
 	}
 }
 
-func liveQPACKDynChromium(t *testing.T, bin, kind string, blocked uint64) {
-	live := qpackDynLive(t, "chromium-156", kind, blocked, func(s *Server, port string) {
+func liveQPACKDynChromium(t *testing.T, bin, kind string, blocked uint64, delay time.Duration) {
+	live := qpackDynLive(t, "chromium-156", kind, blocked, delay, func(s *Server, port string) {
 		runBrowser(t, bin, nil,
 			"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -235,12 +238,12 @@ func TestLiveQPACKDynFirefox(t *testing.T) {
 	bin := testpeer.Need(t, "firefox-esr", "firefox-esr")
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
 	for _, k := range dynKinds {
-		t.Run(k.kind, func(t *testing.T) { liveQPACKDynFirefox(t, bin, certutil, k.kind, k.blocked) })
+		t.Run(k.kind, func(t *testing.T) { liveQPACKDynFirefox(t, bin, certutil, k.kind, k.blocked, k.delay) })
 	}
 }
 
-func liveQPACKDynFirefox(t *testing.T, bin, certutil, kind string, blocked uint64) {
-	live := qpackDynLive(t, "firefox-esr-153", kind, blocked, func(s *Server, port string) {
+func liveQPACKDynFirefox(t *testing.T, bin, certutil, kind string, blocked uint64, delay time.Duration) {
+	live := qpackDynLive(t, "firefox-esr-153", kind, blocked, delay, func(s *Server, port string) {
 		dir := t.TempDir()
 		caFile := filepath.Join(dir, "ca.pem")
 		if err := os.WriteFile(caFile, s.CAPEM(), 0o644); err != nil {

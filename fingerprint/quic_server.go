@@ -260,6 +260,7 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	lc.rec.Protocol = ProtoH3
 	lc.mu.Unlock()
 	s.notify()
+	s.holdSettings(c)
 	if ctrl, err := c.OpenUniStream(); err == nil {
 		// The server's control stream: SETTINGS with no QPACK dynamic
 		// table, so the client's field sections use the static table.

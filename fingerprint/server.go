@@ -67,6 +67,9 @@ type Server struct {
 	// and 100. By default the server allows no dynamic table.
 	QPACKMaxTableCapacity uint64
 	QPACKBlockedStreams   uint64
+	// settingsDelay holds the server's SETTINGS back after the handshake
+	// (tests only: does a client wait for them before its first request?).
+	settingsDelay time.Duration
 	// OnRecord, if set, is called with the final record of every
 	// connection once it has closed (or failed before HTTP). Calls come
 	// from the connection's goroutine, possibly concurrently; a slow
