@@ -151,6 +151,12 @@ func h3Config(p *profile.Profile) *h3.Config {
 	default:
 		cfg.Huffman = h3.HuffmanShorter
 	}
+	switch p.HTTP3.QPACKDynamic {
+	case profile.QPACKInsertAll:
+		cfg.QPACKDynamic = h3.DynamicInsertAll
+	case profile.QPACKInsertNewNames:
+		cfg.QPACKDynamic = h3.DynamicInsertNewNames
+	}
 	for _, s := range p.HTTP3.Settings {
 		cfg.Settings = append(cfg.Settings, h3.Setting{ID: s.ID, Value: s.Value, GREASE: s.GREASE})
 	}

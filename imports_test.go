@@ -92,7 +92,7 @@ var importRules = []importRule{
 	// only: the client never builds it (the bench module pins qpack v0.5).
 	{pkg: "internal/qpackref", layer: 2, mod: "internal/quicwire internal/h3wire", ext: "github.com/quic-go/qpack",
 		std: "errors io"},
-	{pkg: "fingerprint", layer: 3, mod: "fields profile internal/ws internal/quicwire internal/h3wire internal/qpackref",
+	{pkg: "fingerprint", layer: 3, mod: "fields profile internal/ws internal/quicwire internal/h3wire internal/qpackref internal/h3",
 		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
 
 	// Layer 3: the QUIC client connection: its packets from profile data,

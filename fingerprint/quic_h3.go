@@ -28,6 +28,12 @@ type HTTP3 struct {
 	PriorityUpdates []H3PriorityUpdate
 	// Requests are the request streams, by stream id.
 	Requests []H3Request
+	// QPACKEncoder are the client's QPACK encoder stream instructions in
+	// order, decoded when the server allowed a dynamic table
+	// (QUICRecord.QPACKMaxTableCapacity); QPACKEncoderErr says why they
+	// stopped decoding ("" if they did not).
+	QPACKEncoder    []QPACKInstruction
+	QPACKEncoderErr string
 }
 
 // H3UniStream is one unidirectional stream: its id, type and length.
@@ -55,12 +61,20 @@ type H3Request struct {
 	// Prefix is the QPACK field section prefix (Required Insert Count,
 	// Delta Base): zero when no dynamic table is used.
 	RequiredInsertCount, DeltaBase uint64
+	// Base is the section's Base (RFC 9204 §4.5.1), decoded when the
+	// server allowed a dynamic table.
+	Base uint64
 	// Fields are the HEADERS fields in wire order, pseudo-headers first.
 	Fields []fields.Field
+	// Lines are the HEADERS field lines as sent, decoded when the server
+	// allowed a dynamic table.
+	Lines []QPACKLine
 	// Frames are the stream's frames in order.
 	Frames []H3Frame
 	// Err says why the stream stopped parsing ("" if it did not).
 	Err string
+
+	headers []byte // the HEADERS payload, decoded later with a dynamic table
 }
 
 // HTTPRequest returns the request as JA4H sees it: Proto "HTTP/3", the
@@ -100,7 +114,7 @@ func (r *ConnRecord) HTTP3() (*HTTP3, error) {
 	for _, s := range r.QUIC.Streams {
 		switch s.ID % 4 {
 		case 0: // client-initiated bidirectional: a request
-			h.Requests = append(h.Requests, parseH3Request(s))
+			h.Requests = append(h.Requests, parseH3Request(s, r.QUIC.QPACKMaxTableCapacity > 0))
 		case 2: // client-initiated unidirectional
 			t, n := quicwire.Varint(s.Data)
 			if n == 0 {
@@ -112,6 +126,9 @@ func (r *ConnRecord) HTTP3() (*HTTP3, error) {
 				ctrlErr = h.parseControl(s.Data[n:])
 			}
 		}
+	}
+	if r.QUIC.QPACKMaxTableCapacity > 0 {
+		h.decodeQPACK(r.QUIC)
 	}
 	return h, ctrlErr
 }
@@ -143,7 +160,9 @@ func (h *HTTP3) parseControl(b []byte) error {
 	return nil
 }
 
-func parseH3Request(s QUICStream) H3Request {
+// parseH3Request parses a request stream; with dyn its HEADERS are kept
+// for decodeQPACK instead of decoded with the static table alone.
+func parseH3Request(s QUICStream, dyn bool) H3Request {
 	q := H3Request{StreamID: s.ID}
 	b := s.Data
 	for len(b) > 0 {
@@ -156,7 +175,9 @@ func parseH3Request(s QUICStream) H3Request {
 			break
 		}
 		q.Frames = append(q.Frames, H3Frame{Type: f.Type, Length: len(f.Payload)})
-		if f.Type == h3wire.FrameHeaders && q.Fields == nil {
+		if f.Type == h3wire.FrameHeaders && dyn && q.headers == nil {
+			q.headers = f.Payload
+		} else if f.Type == h3wire.FrameHeaders && !dyn && q.Fields == nil {
 			fs, err := qpackref.DecodeFieldSection(f.Payload, maxH3FieldSection)
 			if fs != nil {
 				q.RequiredInsertCount, q.DeltaBase = fs.RequiredInsertCount, fs.DeltaBase

@@ -14,10 +14,14 @@ type quicJSON struct {
 	DatagramsTotal int                `json:"datagrams_total"`
 	Datagrams      []quicDatagramJSON `json:"datagrams"`
 	Streams        []quicStreamJSON   `json:"streams"`
-	Flight         *flightJSON        `json:"initial,omitempty"`
-	FlightError    string             `json:"initial_error,omitempty"`
-	HTTP3          *http3JSON         `json:"http3,omitempty"`
-	HTTP3Error     string             `json:"http3_error,omitempty"`
+	// The QPACK settings the server advertised, when it allowed a
+	// dynamic table.
+	QPACKMaxTableCapacity uint64      `json:"server_qpack_max_table_capacity,omitempty"`
+	QPACKBlockedStreams   uint64      `json:"server_qpack_blocked_streams,omitempty"`
+	Flight                *flightJSON `json:"initial,omitempty"`
+	FlightError           string      `json:"initial_error,omitempty"`
+	HTTP3                 *http3JSON  `json:"http3,omitempty"`
+	HTTP3Error            string      `json:"http3_error,omitempty"`
 }
 
 type quicDatagramJSON struct {
@@ -89,6 +93,31 @@ type http3JSON struct {
 	ControlFrames   []h3FrameJSON   `json:"control_frames"`
 	PriorityUpdates []h3PUJSON      `json:"priority_updates,omitempty"`
 	Requests        []h3ReqJSON     `json:"requests"`
+	// With a dynamic table allowed: the client's encoder stream.
+	QPACKEncoder    []qpackInstrJSON `json:"qpack_encoder_stream,omitempty"`
+	QPACKEncoderErr string           `json:"qpack_encoder_stream_error,omitempty"`
+}
+
+type qpackInstrJSON struct {
+	Kind         string `json:"kind"`
+	Static       bool   `json:"static,omitempty"`
+	Index        uint64 `json:"index"`
+	Name         string `json:"name,omitempty"`
+	Value        string `json:"value,omitempty"`
+	NameHuffman  bool   `json:"name_huffman,omitempty"`
+	ValueHuffman bool   `json:"value_huffman,omitempty"`
+	InsertCount  uint64 `json:"insert_count"`
+}
+
+type qpackLineJSON struct {
+	Kind         string `json:"kind"`
+	Static       bool   `json:"static,omitempty"`
+	Index        uint64 `json:"index"`
+	NeverIndexed bool   `json:"never_indexed,omitempty"`
+	NameHuffman  bool   `json:"name_huffman,omitempty"`
+	ValueHuffman bool   `json:"value_huffman,omitempty"`
+	Name         string `json:"name"`
+	Value        string `json:"value"`
 }
 
 type uniJSON struct {
@@ -117,15 +146,17 @@ type h3PUJSON struct {
 }
 
 type h3ReqJSON struct {
-	StreamID            uint64        `json:"stream_id"`
-	RequiredInsertCount uint64        `json:"required_insert_count"`
-	DeltaBase           uint64        `json:"delta_base"`
-	Headers             []fieldJSON   `json:"headers"`
-	HeaderOrder         []string      `json:"header_order"`
-	Priority            string        `json:"priority,omitempty"`
-	Frames              []h3FrameJSON `json:"frames"`
-	JA4H                string        `json:"ja4h,omitempty"`
-	Error               string        `json:"error,omitempty"`
+	StreamID            uint64          `json:"stream_id"`
+	RequiredInsertCount uint64          `json:"required_insert_count"`
+	DeltaBase           uint64          `json:"delta_base"`
+	Base                uint64          `json:"base,omitempty"`
+	Lines               []qpackLineJSON `json:"qpack_lines,omitempty"`
+	Headers             []fieldJSON     `json:"headers"`
+	HeaderOrder         []string        `json:"header_order"`
+	Priority            string          `json:"priority,omitempty"`
+	Frames              []h3FrameJSON   `json:"frames"`
+	JA4H                string          `json:"ja4h,omitempty"`
+	Error               string          `json:"error,omitempty"`
 }
 
 // quicReport derives the "quic" object of a record.
@@ -133,7 +164,8 @@ func quicReport(r *ConnRecord) *quicJSON {
 	if r.QUIC == nil {
 		return nil
 	}
-	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{}}
+	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{},
+		QPACKMaxTableCapacity: r.QUIC.QPACKMaxTableCapacity, QPACKBlockedStreams: r.QUIC.QPACKBlockedStreams}
 	for _, d := range r.QUIC.Datagrams {
 		j.Datagrams = append(j.Datagrams, quicDatagramJSON{Size: d.Size, RawHex: hex.EncodeToString(d.Data)})
 	}
@@ -219,11 +251,21 @@ func http3Report(h *HTTP3) *http3JSON {
 		for _, f := range q.Fields {
 			rj.HeaderOrder = append(rj.HeaderOrder, f.Name)
 		}
+		rj.Base = q.Base
+		for _, l := range q.Lines {
+			rj.Lines = append(rj.Lines, qpackLineJSON{Kind: l.Kind, Static: l.Static, Index: l.Index, NeverIndexed: l.NeverIndexed,
+				NameHuffman: l.NameHuffman, ValueHuffman: l.ValueHuffman, Name: l.Name, Value: l.Value})
+		}
 		if hr := q.HTTPRequest(); hr.Method != "" {
 			rj.JA4H = hr.JA4H()
 		}
 		j.Requests = append(j.Requests, rj)
 	}
+	for _, in := range h.QPACKEncoder {
+		j.QPACKEncoder = append(j.QPACKEncoder, qpackInstrJSON{Kind: in.Kind, Static: in.Static, Index: in.Index, Name: in.Name,
+			Value: in.Value, NameHuffman: in.NameHuffman, ValueHuffman: in.ValueHuffman, InsertCount: in.InsertCount})
+	}
+	j.QPACKEncoderErr = h.QPACKEncoderErr
 	return j
 }
 
@@ -237,7 +279,8 @@ func h3FramesJSON(fs []H3Frame) []h3FrameJSON {
 
 // decodeQUIC reads the raw part of a "quic" object back.
 func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
-	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal}
+	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal,
+		QPACKMaxTableCapacity: j.QPACKMaxTableCapacity, QPACKBlockedStreams: j.QPACKBlockedStreams}
 	for _, d := range j.Datagrams {
 		b, err := hex.DecodeString(d.RawHex)
 		if err != nil {

@@ -30,6 +30,10 @@ type QUICRecord struct {
 	Datagrams      []QUICDatagram // the first ones, in arrival order
 	DatagramsTotal int            // every datagram the client sent
 	Streams        []QUICStream   // in the order the server accepted them
+	// QPACKMaxTableCapacity and QPACKBlockedStreams are the QPACK settings
+	// the server advertised (Server.QPACKMaxTableCapacity); zero when it
+	// allowed no dynamic table. Decoding the field sections needs them.
+	QPACKMaxTableCapacity, QPACKBlockedStreams uint64
 }
 
 // QUICDatagram is one UDP datagram from the client.

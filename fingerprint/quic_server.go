@@ -260,13 +260,16 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	lc.rec.Protocol = ProtoH3
 	lc.mu.Unlock()
 	s.notify()
+	s.holdSettings(c)
 	if ctrl, err := c.OpenUniStream(); err == nil {
 		// The server's control stream: SETTINGS with no QPACK dynamic
 		// table, so the client's field sections use the static table.
 		b := quicwire.AppendVarint(nil, uint64(h3wire.StreamControl))
-		b = h3wire.AppendSettings(b, h3wire.Setting{ID: h3wire.SettingMaxFieldSectionSize, Value: maxH3FieldSection})
+		b = h3wire.AppendSettings(b, append([]h3wire.Setting{{ID: h3wire.SettingMaxFieldSectionSize, Value: maxH3FieldSection}},
+			s.qpackSettings()...)...)
 		ctrl.Write(b)
 	}
+	qc := s.newQPACKConn(c, lc) // nil unless a dynamic table is allowed
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -279,7 +282,7 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.readUni(lc, u)
+				s.readUni(lc, u, qc.uniReader())
 			}()
 		}
 	}()
@@ -291,7 +294,7 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.serveH3Request(lc, st)
+			s.serveH3Request(lc, st, qc)
 		}()
 	}
 	c.CloseWithError(0, "")
@@ -303,13 +306,14 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 }
 
 // readUni records a unidirectional stream until it ends.
-func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream) {
+func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, ur *uniReader) {
 	idx := -1
 	buf := make([]byte, 4096)
 	for {
 		n, err := u.Read(buf)
 		if n > 0 || err == io.EOF {
 			idx = lc.streamData(idx, uint64(u.StreamID()), buf[:n], err == io.EOF)
+			ur.read(buf[:n])
 			s.notify()
 		}
 		if err != nil {
@@ -329,7 +333,7 @@ const H3Page = `<!doctype html><html><head><title>guise h3</title></head><body>`
 
 // serveH3Request reads a request stream, answers its HEADERS, and keeps
 // recording until the client ends the stream.
-func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream) {
+func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream, qc *qpackConn) {
 	st.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
 	idx := -1
 	var in []byte
@@ -343,7 +347,7 @@ func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream) {
 				in = append(in, buf[:n]...)
 				if f, perr := h3wire.ParseFrame(in); perr == nil && f.Type == h3wire.FrameHeaders {
 					answered = true
-					s.answerH3(lc, st, f.Payload)
+					s.answerH3(lc, st, f.Payload, qc)
 				} else if perr != nil && !errors.Is(perr, h3wire.ErrTruncated) {
 					st.CancelRead(0x101) // H3_GENERAL_PROTOCOL_ERROR
 					st.CancelWrite(0x101)
@@ -363,9 +367,15 @@ func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream) {
 
 // answerH3 writes the response to a request whose HEADERS payload is
 // block.
-func (s *Server) answerH3(lc *liveConn, st *quic.Stream, block []byte) {
+func (s *Server) answerH3(lc *liveConn, st *quic.Stream, block []byte, qc *qpackConn) {
 	path := "/"
-	if fs, err := qpackref.DecodeFieldSection(block, maxH3FieldSection); err == nil {
+	if qc != nil {
+		if fs, err := qc.decode(uint64(st.StreamID()), block, s.handshakeTimeout()); err == nil {
+			if p := fields.Header(toFields(fs)).Get(":path"); p != "" {
+				path = p
+			}
+		}
+	} else if fs, err := qpackref.DecodeFieldSection(block, maxH3FieldSection); err == nil {
 		if p := fields.Header(toFields(fs.Fields)).Get(":path"); p != "" {
 			path = p
 		}

@@ -59,6 +59,17 @@ type Server struct {
 	// listens on UDP, on the same port, for QUIC v1 with ALPN h3, and
 	// records each connection's datagrams and streams (quic_server.go).
 	DisableQUIC bool
+	// QPACKMaxTableCapacity, if non-zero, is the
+	// SETTINGS_QPACK_MAX_TABLE_CAPACITY the UDP side advertises, with
+	// QPACKBlockedStreams as SETTINGS_QPACK_BLOCKED_STREAMS: the client may
+	// then use a dynamic table, which the server decodes, acknowledges and
+	// records (quic_qpack.go). Google's servers (QUICHE) advertise 65536
+	// and 100. By default the server allows no dynamic table.
+	QPACKMaxTableCapacity uint64
+	QPACKBlockedStreams   uint64
+	// settingsDelay holds the server's SETTINGS back after the handshake
+	// (tests only: does a client wait for them before its first request?).
+	settingsDelay time.Duration
 	// OnRecord, if set, is called with the final record of every
 	// connection once it has closed (or failed before HTTP). Calls come
 	// from the connection's goroutine, possibly concurrently; a slow

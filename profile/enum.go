@@ -249,6 +249,41 @@ func (r *HuffmanRule) UnmarshalText(t []byte) error {
 	return err
 }
 
+// QPACKDynamicRule says how a browser's QPACK encoder uses a dynamic
+// table the server allows (with at least one blocked stream). The zero
+// value means the encoder never inserts (or that it was not recorded).
+type QPACKDynamicRule uint8
+
+// QPACK dynamic table rules.
+const (
+	// QPACKInsertAll inserts every field with no exact static or dynamic
+	// match and references it in the same section (Chromium's quiche).
+	QPACKInsertAll QPACKDynamicRule = iota + 1
+	// QPACKInsertNewNames inserts only fields whose name is in neither
+	// table, referenced post-base; other names go as literals with a name
+	// reference (Firefox's neqo).
+	QPACKInsertNewNames
+)
+
+var qpackDynamicNames = [...]string{QPACKInsertAll: "insert-all", QPACKInsertNewNames: "insert-new-names"}
+
+// String returns the rule's name ("insert-all").
+func (r QPACKDynamicRule) String() string {
+	return enumName(qpackDynamicNames[:], int(r), "QPACKDynamicRule")
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (r QPACKDynamicRule) MarshalText() ([]byte, error) {
+	return enumText(qpackDynamicNames[:], int(r), "qpack_dynamic")
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *QPACKDynamicRule) UnmarshalText(t []byte) error {
+	i, err := enumParse(qpackDynamicNames[:], t, "qpack_dynamic")
+	*r = QPACKDynamicRule(i)
+	return err
+}
+
 // NameRefRule says which table entry a literal's indexed name refers to
 // when several entries carry the name. The zero value is invalid.
 type NameRefRule uint8

@@ -32,8 +32,14 @@ type h3Recording struct {
 	rec    *fingerprint.ConnRecord
 }
 
-func readH3(browser string) []h3Recording {
-	paths, err := filepath.Glob(filepath.Join(h3Dir, browser+"-h3-*.json"))
+func readH3(browser string) []h3Recording { return readH3Kind(browser, "h3") }
+
+// readH3Kind reads the recordings <browser>-<kind>-*.json: kind "h3"
+// against a server that allowed no dynamic table, "h3dyn" and
+// "h3dynnoblock" against one that allowed 65536 bytes and 100 or no
+// blocked streams.
+func readH3Kind(browser, kind string) []h3Recording {
+	paths, err := filepath.Glob(filepath.Join(h3Dir, browser+"-"+kind+"-*.json"))
 	if err != nil || len(paths) < 2 {
 		log.Fatalf("%s: %d h3 recordings (%v), want several", browser, len(paths), err)
 	}
@@ -376,6 +382,7 @@ func http3From(browser string, recs []h3Recording, rules h3Rules) *profile.HTTP3
 		}
 	}
 	h.QPACKHuffman = qpackHuffman(browser, recs)
+	h.QPACKDynamic = qpackDynamic(browser)
 	h.GREASEWideIDs = greaseWide(browser, recs)
 	return h
 }
@@ -575,8 +582,58 @@ func h3Sets(browser string, r h3Recording, rules h3Rules) []profile.HeaderSet {
 	return sets
 }
 
+// qpackDynamic reads how the browser's QPACK encoder uses a dynamic table
+// from the recordings against servers that allowed one. With no blocked
+// streams allowed every recording must show no insert (the rule then
+// leaves the table unused). With blocked streams, an insert with a
+// static name reference says insert-all (quiche inserts fields the
+// static table names); inserts with literal names only, while fields
+// with a static name go as literals with a static name reference in
+// sections that use the table, say insert-new-names (neqo); anything
+// else fits no rule and fails.
+func qpackDynamic(browser string) profile.QPACKDynamicRule {
+	for _, r := range readH3Kind(browser, "h3dynnoblock") {
+		if n := len(r.http3.QPACKEncoder); n != 1 || r.http3.QPACKEncoder[0].Kind != "set_dynamic_table_capacity" {
+			log.Fatalf("%s: %d encoder instructions with no blocked streams allowed: no rule fits", r.path, n)
+		}
+	}
+	staticIns, literalIns, staticLiteral := 0, 0, 0
+	for _, r := range readH3Kind(browser, "h3dyn") {
+		if r.http3.QPACKEncoderErr != "" {
+			log.Fatalf("%s: encoder stream: %s", r.path, r.http3.QPACKEncoderErr)
+		}
+		for _, in := range r.http3.QPACKEncoder {
+			switch {
+			case in.Kind == "insert_with_name_reference" && in.Static:
+				staticIns++
+			case in.Kind == "insert_with_literal_name":
+				literalIns++
+			}
+		}
+		for _, q := range r.http3.Requests {
+			if q.RequiredInsertCount == 0 {
+				continue
+			}
+			for _, l := range q.Lines {
+				if l.Kind == "literal_name_reference" && l.Static {
+					staticLiteral++
+				}
+			}
+		}
+	}
+	switch {
+	case staticIns > 0 && staticLiteral == 0:
+		return profile.QPACKInsertAll
+	case staticIns == 0 && literalIns > 0 && staticLiteral > 0:
+		return profile.QPACKInsertNewNames
+	}
+	log.Fatalf("%s: %d static-name inserts, %d literal-name inserts, %d static-name literals in dynamic sections: no rule fits",
+		browser, staticIns, literalIns, staticLiteral)
+	return 0
+}
+
 // h3Source says where the QUIC and HTTP/3 parts come from.
 func h3Source(browser string, rules h3Rules) string {
-	return fmt.Sprintf("; the QUIC first flight (ClientHello with ALPN h3, transport parameters, connection ID lengths, packet numbers, datagram size), the HTTP/3 SETTINGS, stream use, pseudo-header order and the h3 header sets of kinds navigate, fetch and image recorded from the same browser over QUIC v1 (fingerprint/testdata/recordings/%s-h3-*.json, three connections); the per-connection rules (connection ID length %v, first packet number %v, padding %v, CRYPTO layout %v, GREASE bounds) named from the browser's QUIC stack and checked against those recordings by profile/gen_h3.go",
-		browser, rules.dcid, rules.firstPN, rules.padding, rules.layout)
+	return fmt.Sprintf("; the QUIC first flight (ClientHello with ALPN h3, transport parameters, connection ID lengths, packet numbers, datagram size), the HTTP/3 SETTINGS, stream use, pseudo-header order and the h3 header sets of kinds navigate, fetch and image recorded from the same browser over QUIC v1 (fingerprint/testdata/recordings/%s-h3-*.json, three connections); the per-connection rules (connection ID length %v, first packet number %v, padding %v, CRYPTO layout %v, GREASE bounds) named from the browser's QUIC stack and checked against those recordings by profile/gen_h3.go; the QPACK dynamic table rule read by profile/gen_h3.go from the same browser against servers allowing a 65536-byte table with 100 and with no blocked streams (fingerprint/testdata/recordings/%s-h3dyn-*.json, %s-h3dynnoblock-*.json)",
+		browser, rules.dcid, rules.firstPN, rules.padding, rules.layout, browser, browser)
 }

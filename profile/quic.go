@@ -103,6 +103,11 @@ type HTTP3 struct {
 	// "u=4" at the same length: HuffmanNotLonger). Zero means not
 	// recorded.
 	QPACKHuffman HuffmanRule
+	// QPACKDynamic says how the browser's QPACK encoder uses a dynamic
+	// table the server allows, read from recordings against a server that
+	// allowed one (fingerprint/testdata/recordings/*-h3dyn-*.json); zero
+	// means static-only.
+	QPACKDynamic QPACKDynamicRule
 	// GREASEWideIDs reports that the browser draws the N of its reserved
 	// ids (0x1f*N+0x21, GREASE settings and frame types) over the whole
 	// varint range (neqo: recorded frame types near 2^60), rather than
@@ -284,6 +289,9 @@ func (h *HTTP3) validate() error {
 	if int(h.QPACKHuffman) >= len(huffmanNames) {
 		return perr("http3.qpack_huffman", "invalid rule (%d)", h.QPACKHuffman)
 	}
+	if int(h.QPACKDynamic) >= len(qpackDynamicNames) {
+		return perr("http3.qpack_dynamic", "invalid rule (%d)", h.QPACKDynamic)
+	}
 	return checkPseudoOrder("http3.pseudo_order", h.PseudoOrder)
 }
 
@@ -374,13 +382,14 @@ type wireH3Setting struct {
 }
 
 type wireHTTP3 struct {
-	Settings          []wireH3Setting `json:"settings"`
-	GREASEFrameMaxLen int             `json:"grease_frame_max_len,omitempty"`
-	QPACKStreams      bool            `json:"qpack_streams"`
-	PseudoOrder       []string        `json:"pseudo_order"`
-	PriorityUpdate    bool            `json:"priority_update"`
-	QPACKHuffman      HuffmanRule     `json:"qpack_huffman,omitempty"`
-	GREASEWideIDs     bool            `json:"grease_wide_ids,omitempty"`
+	Settings          []wireH3Setting  `json:"settings"`
+	GREASEFrameMaxLen int              `json:"grease_frame_max_len,omitempty"`
+	QPACKStreams      bool             `json:"qpack_streams"`
+	PseudoOrder       []string         `json:"pseudo_order"`
+	PriorityUpdate    bool             `json:"priority_update"`
+	QPACKHuffman      HuffmanRule      `json:"qpack_huffman,omitempty"`
+	QPACKDynamic      QPACKDynamicRule `json:"qpack_dynamic,omitempty"`
+	GREASEWideIDs     bool             `json:"grease_wide_ids,omitempty"`
 }
 
 func quicToWire(q *QUIC) *wireQUIC {
@@ -430,7 +439,7 @@ func http3ToWire(h *HTTP3) *wireHTTP3 {
 		return nil
 	}
 	w := &wireHTTP3{GREASEFrameMaxLen: h.GREASEFrameMaxLen, QPACKStreams: h.QPACKStreams, PseudoOrder: h.PseudoOrder, PriorityUpdate: h.PriorityUpdate,
-		QPACKHuffman: h.QPACKHuffman, GREASEWideIDs: h.GREASEWideIDs}
+		QPACKHuffman: h.QPACKHuffman, QPACKDynamic: h.QPACKDynamic, GREASEWideIDs: h.GREASEWideIDs}
 	for _, s := range h.Settings {
 		w.Settings = append(w.Settings, wireH3Setting(s))
 	}
@@ -442,7 +451,7 @@ func http3FromWire(w *wireHTTP3) *HTTP3 {
 		return nil
 	}
 	h := &HTTP3{GREASEFrameMaxLen: w.GREASEFrameMaxLen, QPACKStreams: w.QPACKStreams, PseudoOrder: nilIfEmpty(w.PseudoOrder), PriorityUpdate: w.PriorityUpdate,
-		QPACKHuffman: w.QPACKHuffman, GREASEWideIDs: w.GREASEWideIDs}
+		QPACKHuffman: w.QPACKHuffman, QPACKDynamic: w.QPACKDynamic, GREASEWideIDs: w.GREASEWideIDs}
 	for _, s := range w.Settings {
 		h.Settings = append(h.Settings, H3Setting(s))
 	}

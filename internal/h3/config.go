@@ -35,7 +35,8 @@ type Config struct {
 	// QPACKStreams opens the QPACK encoder and decoder streams right
 	// after the control stream (Firefox). Otherwise (Chromium) the
 	// decoder stream is opened when the first decoder instruction is due,
-	// and the encoder stream never, as this encoder never inserts.
+	// and the encoder stream when the server's SETTINGS allow a dynamic
+	// table and QPACKDynamic uses one.
 	QPACKStreams bool
 	// PseudoOrder is the order of :method, :authority, :scheme and :path;
 	// nil means Chromium's (m, a, s, p).
@@ -46,6 +47,9 @@ type Config struct {
 	PriorityUpdate bool
 	// Huffman says when request strings are Huffman-coded.
 	Huffman HuffmanRule
+	// QPACKDynamic says how request sections use a dynamic table the
+	// server allows; DynamicNever (the zero value) keeps them static-only.
+	QPACKDynamic DynamicRule
 	// MaxFieldSectionSize bounds a response's field section, encoded and
 	// decoded (name + value + 32 per field). 0 means the
 	// SETTINGS_MAX_FIELD_SECTION_SIZE in Settings, or 256 KiB without one.

@@ -22,6 +22,7 @@ type ClientConn struct {
 	qc       Conn
 	cfg      *Config
 	enc      encoder
+	dyn      dynEncoder
 	dec      *decoder
 	maxField int
 	pseudo   []string
@@ -32,6 +33,7 @@ type ClientConn struct {
 
 	decMu     sync.Mutex // the decoder stream
 	decStream SendStream
+	encMu     sync.Mutex // the encoder stream
 	encStream SendStream
 
 	mu           sync.Mutex
@@ -76,6 +78,7 @@ func NewClientConn(qc Conn, cfg *Config) (*ClientConn, error) {
 		qc:          qc,
 		cfg:         cfg,
 		enc:         encoder{huffman: cfg.Huffman},
+		dyn:         dynEncoder{rule: cfg.QPACKDynamic, huffman: cfg.Huffman},
 		dec:         newDecoder(maxCap, int(blocked)),
 		maxField:    cfg.maxFieldSection(),
 		pseudo:      cfg.pseudoOrder(),
@@ -371,9 +374,13 @@ func (cc *ClientConn) controlFrame(ft h3wire.FrameType, p []byte, first bool) er
 		if err != nil {
 			return cc.connError(ErrCodeSettings, "", err)
 		}
-		var maxField uint64
+		var maxField, maxTable, blocked uint64
 		for _, s := range ss {
 			switch s.ID {
+			case h3wire.SettingQPACKMaxTableCapacity:
+				maxTable = s.Value
+			case h3wire.SettingQPACKBlockedStreams:
+				blocked = s.Value
 			case h3wire.SettingMaxFieldSectionSize:
 				maxField = s.Value
 			case h3wire.SettingH3Datagram, h3wire.SettingEnableConnectProtocol:
@@ -385,6 +392,7 @@ func (cc *ClientConn) controlFrame(ft h3wire.FrameType, p []byte, first bool) er
 		cc.mu.Lock()
 		cc.settings, cc.peerMaxField = ss, maxField
 		cc.mu.Unlock()
+		cc.dyn.setPeer(maxTable, blocked, cc.writeEncoder)
 		close(cc.gotSettings)
 	case h3wire.FrameGoAway:
 		id, n := quicwire.Varint(p)
@@ -462,29 +470,55 @@ func (cc *ClientConn) readEncoder(br *bufio.Reader) error {
 	}
 }
 
-// readDecoder reads the peer's decoder stream. This encoder never inserts,
-// so only Stream Cancellation is valid.
+// readDecoder reads the peer's decoder stream: Section Acknowledgments,
+// Stream Cancellations and Insert Count Increments of what the encoder
+// sent (with no dynamic table in use, any acknowledgement or increment
+// is of something never sent).
 func (cc *ClientConn) readDecoder(br *bufio.Reader) error {
+	var buf [16]byte
 	for {
 		c, err := br.ReadByte()
 		if err != nil {
 			return err
 		}
-		if c&0xc0 != 0x40 {
-			return errors.Join(errDecoderInstruction, errors.New("acknowledgement of an insert never made"))
-		}
-		if c&0x3f == 0x3f {
-			for {
-				c, err := br.ReadByte()
-				if err != nil {
-					return err
+		b := append(buf[:0], c)
+		for {
+			kind, v, _, perr := parseDecoderInstruction(b)
+			if perr == nil {
+				if err := cc.dyn.decoderInstruction(kind, v); err != nil {
+					return errors.Join(errDecoderInstruction, err)
 				}
-				if c&0x80 == 0 {
-					break
-				}
+				break
 			}
+			if !errors.Is(perr, errQPACKTruncated) {
+				return errors.Join(errDecoderInstruction, perr)
+			}
+			c, err := br.ReadByte()
+			if err != nil {
+				return err
+			}
+			b = append(b, c)
 		}
 	}
+}
+
+// writeEncoder writes encoder stream instructions, opening the stream
+// first if it is not open (Chromium opens it when the server's SETTINGS
+// allow a table).
+func (cc *ClientConn) writeEncoder(b []byte) {
+	cc.encMu.Lock()
+	defer cc.encMu.Unlock()
+	if cc.encStream == nil {
+		s, err := cc.qc.OpenUniStream(cc.ctx)
+		if err != nil {
+			return
+		}
+		if _, err := s.Write(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKEncoder))); err != nil {
+			return
+		}
+		cc.encStream = s
+	}
+	cc.encStream.Write(b)
 }
 
 // writeDecoder writes decoder instructions, opening the decoder stream

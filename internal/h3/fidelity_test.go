@@ -3,13 +3,14 @@ package h3
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/internal/qpackref"
 	"github.com/guise-http/guise/internal/quicwire"
@@ -22,21 +23,53 @@ import (
 // ("u=4" is coded at the same length).
 var recordedRule = map[string]HuffmanRule{"chromium-156": HuffmanShorter, "firefox-esr-153": HuffmanNotLonger}
 
-func recordings(t *testing.T, browser string) []*fingerprint.ConnRecord {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-*.json"))
-	if err != nil || len(paths) < 3 {
-		t.Fatalf("%s: %d recordings (%v)", browser, len(paths), err)
+// recording is the part of a fingerprint recording these tests read: the
+// QUIC streams' raw bytes. It is read here rather than with
+// fingerprint.DecodeRecord because fingerprint imports this package (its
+// echo server decodes with QPACKDecoder).
+type recording struct {
+	QUIC struct {
+		Streams []recStream
+		// The QPACK settings the server advertised (0: no dynamic table).
+		QPACKMaxTableCapacity uint64 `json:"server_qpack_max_table_capacity"`
+		QPACKBlockedStreams   uint64 `json:"server_qpack_blocked_streams"`
 	}
-	var out []*fingerprint.ConnRecord
+}
+
+type recStream struct {
+	ID     uint64 `json:"id"`
+	RawHex string `json:"raw_hex"`
+	Data   []byte `json:"-"`
+}
+
+// recordings reads fingerprint/testdata/recordings/<browser>-h3-*.json,
+// made against a server that allowed no dynamic table.
+func recordings(t *testing.T, browser string) []*recording {
+	return recordingsOf(t, browser+"-h3-*.json")
+}
+
+// recordingsOf reads the recordings whose names match pattern.
+func recordingsOf(t *testing.T, pattern string) []*recording {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", pattern))
+	if err != nil || len(paths) < 3 {
+		t.Fatalf("%s: %d recordings (%v)", pattern, len(paths), err)
+	}
+	var out []*recording
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := fingerprint.DecodeRecord(b)
-		if err != nil || r.QUIC == nil {
+		r := &recording{}
+		if err := json.Unmarshal(b, r); err != nil || len(r.QUIC.Streams) == 0 {
 			t.Fatalf("%s: %v", p, err)
+		}
+		for i := range r.QUIC.Streams {
+			s := &r.QUIC.Streams[i]
+			if s.Data, err = hex.DecodeString(s.RawHex); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
 		}
 		out = append(out, r)
 	}

@@ -27,6 +27,7 @@ func chromeConfig() *h3.Config {
 		PseudoOrder:       []string{":method", ":authority", ":scheme", ":path"},
 		PriorityUpdate:    true,
 		Huffman:           h3.HuffmanShorter,
+		QPACKDynamic:      h3.DynamicInsertAll, // quic-go's server allows no table: static-only
 	}
 }
 
@@ -37,6 +38,7 @@ func firefoxConfig() *h3.Config {
 		QPACKStreams:      true,
 		PseudoOrder:       []string{":method", ":scheme", ":authority", ":path"},
 		Huffman:           h3.HuffmanNotLonger,
+		QPACKDynamic:      h3.DynamicInsertNewNames,
 	}
 }
 

@@ -42,6 +42,10 @@ type decoder struct {
 	blocked  int
 	changed  chan struct{} // closed and replaced at every insert
 	pending  []byte        // a partial encoder stream instruction
+
+	// traceInstr, when set (QPACKDecoder, for the echo server and
+	// recordings), sees each encoder instruction as sent.
+	traceInstr func(QPACKInstruction)
 }
 
 func newDecoder(maxCap uint64, maxBlocked int) *decoder {
@@ -111,21 +115,31 @@ func (d *decoder) instruction(b []byte) (int, error) {
 			}
 			name = f.name
 		}
+		if n >= len(b) {
+			return 0, errQPACKTruncated
+		}
+		vh := b[n]&0x80 != 0
 		value, m, err := readString(b[n:], 7, d.maxCap)
 		if err != nil {
 			return 0, err
 		}
-		return n + m, d.insert(name, value)
+		return n + m, d.traced(d.insert(name, value), QPACKInstruction{Kind: InsertWithNameRef,
+			Static: b[0]&0x40 != 0, Index: idx, Name: name, Value: value, ValueHuffman: vh})
 	case b[0]&0x40 != 0: // Insert With Literal Name
 		name, n, err := readString(b, 5, d.maxCap)
 		if err != nil {
 			return 0, err
 		}
+		if n >= len(b) {
+			return 0, errQPACKTruncated
+		}
+		vh := b[n]&0x80 != 0
 		value, m, err := readString(b[n:], 7, d.maxCap)
 		if err != nil {
 			return 0, err
 		}
-		return n + m, d.insert(name, value)
+		return n + m, d.traced(d.insert(name, value), QPACKInstruction{Kind: InsertWithLiteralName,
+			Name: name, Value: value, NameHuffman: b[0]&0x20 != 0, ValueHuffman: vh})
 	case b[0]&0x20 != 0: // Set Dynamic Table Capacity
 		c, n, err := readPrefixInt(b, 5)
 		if err != nil {
@@ -136,7 +150,7 @@ func (d *decoder) instruction(b []byte) (int, error) {
 		}
 		d.cap = c
 		d.evict(0)
-		return n, nil
+		return n, d.traced(nil, QPACKInstruction{Kind: SetCapacity, Index: c})
 	default: // Duplicate
 		idx, n, err := readPrefixInt(b, 5)
 		if err != nil {
@@ -149,8 +163,18 @@ func (d *decoder) instruction(b []byte) (int, error) {
 		if !ok {
 			return 0, errQPACKIndex
 		}
-		return n, d.insert(f.name, f.value)
+		return n, d.traced(d.insert(f.name, f.value), QPACKInstruction{Kind: Duplicate, Index: idx,
+			Name: f.name, Value: f.value})
 	}
+}
+
+// traced passes an instruction that applied (err nil) to traceInstr.
+func (d *decoder) traced(err error, in QPACKInstruction) error {
+	if err == nil && d.traceInstr != nil {
+		in.InsertCount = d.inserted
+		d.traceInstr(in)
+	}
+	return err
 }
 
 func (d *decoder) entry(abs uint64) (field, bool) {
@@ -270,6 +294,12 @@ func (d *decoder) block(delta int) error {
 // copied: a small section of references to large entries (a decoder
 // bomb) costs at most max.
 func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(name, value string)) error {
+	return d.decodeLinesTraced(b, ric, base, max, emit, nil)
+}
+
+// decodeLinesTraced is decodeLines that also passes each line, as it
+// was sent, to trace if set; emit may be nil.
+func (d *decoder) decodeLinesTraced(b []byte, ric, base uint64, max int, emit func(name, value string), trace func(QPACKLine)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	size := 0
@@ -278,7 +308,9 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 		if size > max {
 			return ErrFieldSectionTooLarge
 		}
-		emit(name, value)
+		if emit != nil {
+			emit(name, value)
+		}
 		return nil
 	}
 	dyn := func(abs uint64) (field, error) {
@@ -291,6 +323,8 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 		}
 		return f, nil
 	}
+	// rel and post resolve a relative or post-base index (RFC 9204
+	// §3.2.5, §3.2.6); the absolute index is base-1-idx or base+idx.
 	rel := func(idx uint64) (field, error) {
 		if idx >= base {
 			return field{}, errQPACKIndex
@@ -306,13 +340,15 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 	for len(b) > 0 {
 		c := b[0]
 		var f field
+		var l QPACKLine // what the line was, for traceLine
 		switch {
 		case c&0x80 != 0: // indexed
 			idx, n, err := readPrefixInt(b, 6)
 			if err != nil {
 				return err
 			}
-			if c&0x40 != 0 {
+			l = QPACKLine{Kind: LineIndexed, Static: c&0x40 != 0, Index: idx}
+			if l.Static {
 				if idx >= uint64(len(staticTable)) {
 					return errQPACKIndex
 				}
@@ -326,7 +362,8 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 			if err != nil {
 				return err
 			}
-			if c&0x10 != 0 {
+			l = QPACKLine{Kind: LineLiteralNameRef, Static: c&0x10 != 0, Index: idx, NeverIndexed: c&0x20 != 0}
+			if l.Static {
 				if idx >= uint64(len(staticTable)) {
 					return errQPACKIndex
 				}
@@ -341,6 +378,9 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 			if size+len(f.name)+32 > max {
 				return ErrFieldSectionTooLarge
 			}
+			if n < len(b) {
+				l.ValueHuffman = b[n]&0x80 != 0
+			}
 			v, m, err := readString(b[n:], 7, uint64(max))
 			if err != nil {
 				return err
@@ -351,6 +391,10 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 			name, n, err := readString(b, 3, uint64(max))
 			if err != nil {
 				return err
+			}
+			l = QPACKLine{Kind: LineLiteralName, NeverIndexed: c&0x10 != 0, NameHuffman: c&0x08 != 0}
+			if n < len(b) {
+				l.ValueHuffman = b[n]&0x80 != 0
 			}
 			v, m, err := readString(b[n:], 7, uint64(max))
 			if err != nil {
@@ -363,6 +407,7 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 			if err != nil {
 				return err
 			}
+			l = QPACKLine{Kind: LineIndexedPostBase, Index: idx}
 			if f, err = post(idx); err != nil {
 				return err
 			}
@@ -372,9 +417,13 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 			if err != nil {
 				return err
 			}
+			l = QPACKLine{Kind: LineLiteralPostBaseNameRef, Index: idx, NeverIndexed: c&0x08 != 0}
 			r, err := post(idx)
 			if err != nil {
 				return err
+			}
+			if n < len(b) {
+				l.ValueHuffman = b[n]&0x80 != 0
 			}
 			v, m, err := readString(b[n:], 7, uint64(max))
 			if err != nil {
@@ -385,6 +434,10 @@ func (d *decoder) decodeLines(b []byte, ric, base uint64, max int, emit func(nam
 		}
 		if err := add(f.name, f.value); err != nil {
 			return err
+		}
+		if trace != nil {
+			l.Name, l.Value = f.name, f.value
+			trace(l)
 		}
 	}
 	return nil

@@ -457,8 +457,8 @@ func TestResponseHeaderLimit(t *testing.T) {
 
 // TestCriticalStreams is RELIABILITY Q-47: the control stream ending is
 // H3_CLOSED_CRITICAL_STREAM, a second control stream
-// H3_STREAM_CREATION_ERROR; the QPACK decoder stream may carry no
-// acknowledgement (this encoder never inserts): QPACK_DECODER_STREAM_ERROR.
+// H3_STREAM_CREATION_ERROR; a Section Acknowledgement on the QPACK
+// decoder stream before any section was sent is QPACK_DECODER_STREAM_ERROR.
 func TestCriticalStreams(t *testing.T) {
 	t.Run("control ends", func(t *testing.T) {
 		cc := scripted(t, chromeConfig(), func(p *peer) {

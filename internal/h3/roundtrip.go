@@ -118,7 +118,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	if err := cc.usable(); err != nil {
 		return nil, err
 	}
-	block, size := cc.encodeHead(req)
+	size := headSize(req)
 	cc.mu.Lock()
 	peerMax := cc.peerMaxField
 	cc.mu.Unlock()
@@ -159,6 +159,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	cc.streams[s.id] = s
 	cc.mu.Unlock()
 	s.stop = context.AfterFunc(ctx, func() { s.abort(ctx.Err()) })
+	block := cc.encodeHead(req, s.id)
 
 	if cc.cfg.PriorityUpdate {
 		if p := req.Header.Get("priority"); p != "" {
@@ -239,34 +240,71 @@ func (s *stream) finish() {
 	cc.closeIfDrained()
 }
 
-// encodeHead returns the HEADERS payload for req and its size as
-// SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
-func (cc *ClientConn) encodeHead(req *Request) ([]byte, int) {
-	b := cc.enc.appendPrefix(make([]byte, 0, 512))
+// headSize is req's head's size as SETTINGS_MAX_FIELD_SECTION_SIZE
+// counts it.
+func headSize(req *Request) int {
 	size := 0
-	for _, p := range cc.pseudo {
-		var v string
-		switch p {
-		case ":method":
-			v = req.Method
-		case ":authority":
-			v = req.Authority
-		case ":scheme":
-			v = req.Scheme
-		case ":path":
-			v = req.Path
-		}
+	for _, p := range [...]string{":method", ":authority", ":scheme", ":path"} {
 		if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
 			continue
 		}
-		b = cc.enc.appendField(b, p, v)
-		size += len(p) + len(v) + 32
+		size += len(p) + len(pseudoValue(req, p)) + 32
 	}
 	for _, f := range req.Header {
-		b = cc.enc.appendField(b, f.Name, f.Value)
 		size += len(f.Name) + len(f.Value) + 32
 	}
-	return b, size
+	return size
+}
+
+func pseudoValue(req *Request, p string) string {
+	switch p {
+	case ":method":
+		return req.Method
+	case ":authority":
+		return req.Authority
+	case ":scheme":
+		return req.Scheme
+	case ":path":
+		return req.Path
+	}
+	return ""
+}
+
+// encodeHead returns the HEADERS payload for req on stream id: with the
+// dynamic table once the server's SETTINGS allow it and the profile's
+// rule uses it (its inserts written to the encoder stream first), else
+// static-only.
+func (cc *ClientConn) encodeHead(req *Request, id uint64) []byte {
+	e := &cc.dyn
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.usable() {
+		b := cc.enc.appendPrefix(make([]byte, 0, 512))
+		for _, p := range cc.pseudo {
+			if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
+				continue
+			}
+			b = cc.enc.appendField(b, p, pseudoValue(req, p))
+		}
+		for _, f := range req.Header {
+			b = cc.enc.appendField(b, f.Name, f.Value)
+		}
+		return b
+	}
+	se := e.begin()
+	for _, p := range cc.pseudo {
+		if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
+			continue
+		}
+		se.field(p, pseudoValue(req, p))
+	}
+	for _, f := range req.Header {
+		se.field(f.Name, f.Value)
+	}
+	if len(se.ins) > 0 {
+		cc.writeEncoder(se.ins)
+	}
+	return se.finish(make([]byte, 0, 512), id)
 }
 
 func (cc *ClientConn) encodeTrailer(h fields.Header) []byte {
