@@ -165,6 +165,14 @@ type Conn struct {
 	hsDone   chan struct{}
 	loopDone chan struct{}
 	rbuf     []byte
+
+	// sendCh wakes the sender goroutine (one slot): application calls
+	// queue frames and flush, so that what several calls queue before the
+	// sender runs leaves in one datagram (a request's PRIORITY_UPDATE,
+	// HEADERS and FIN; 16 concurrent requests' HEADERS). Nil for a Conn
+	// without goroutines (tests), which sends from the caller.
+	sendCh     chan struct{}
+	senderDone chan struct{}
 }
 
 type connID struct {
@@ -340,7 +348,9 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	s.cryptoNext = uint64(len(hello))
 	c.idleStart = now
 	c.armTimer(now)
+	c.sendCh, c.senderDone = make(chan struct{}, 1), make(chan struct{})
 	c.mu.Unlock()
+	go c.sender()
 	go c.run()
 
 	select {
@@ -433,7 +443,12 @@ func (c *Conn) closeLocked(err error) {
 // run is the connection's goroutine: it reads datagrams and runs the
 // timers.
 func (c *Conn) run() {
-	defer close(c.loopDone)
+	defer func() {
+		if c.senderDone != nil {
+			<-c.senderDone // ends with c.done, closed before run returns
+		}
+		close(c.loopDone)
+	}()
 	for {
 		var n int
 		var err error
@@ -467,6 +482,41 @@ func (c *Conn) run() {
 			c.handleDatagram(c.rbuf[:n], now)
 		}
 		if !c.closed {
+			c.send(now)
+			c.armTimer(now)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// flush sends what an application call queued: it wakes the sender
+// goroutine, which sends once the callers running have queued what they
+// will. Called with c.mu held.
+func (c *Conn) flush() {
+	if c.sendCh == nil {
+		now := time.Now()
+		c.send(now)
+		c.armTimer(now)
+		return
+	}
+	select {
+	case c.sendCh <- struct{}{}:
+	default: // already woken: it sends what is queued when it runs
+	}
+}
+
+// sender is the goroutine that sends what application calls queued.
+func (c *Conn) sender() {
+	defer close(c.senderDone)
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.sendCh:
+		}
+		c.mu.Lock()
+		if !c.closed {
+			now := time.Now()
 			c.send(now)
 			c.armTimer(now)
 		}

@@ -369,9 +369,7 @@ func (c *Conn) onConsumed(s *stream, n uint64) {
 		ss.queue(s)
 	}
 	if ss.pendingMaxData || (s != nil && s.maxDataPending) {
-		now := time.Now()
-		c.send(now)
-		c.armTimer(now)
+		c.flush()
 	}
 }
 
@@ -402,9 +400,7 @@ func (s *stream) write(p []byte) (int, error) {
 			s.writeOff += uint64(k)
 			n += k
 			c.streams.queue(s)
-			now := time.Now()
-			c.send(now)
-			c.armTimer(now)
+			c.flush()
 		}
 		if n == len(p) {
 			c.mu.Unlock()
@@ -442,9 +438,7 @@ func (s *stream) closeSend() error {
 	}
 	s.finWanted = true
 	c.streams.queue(s)
-	now := time.Now()
-	c.send(now)
-	c.armTimer(now)
+	c.flush()
 	return nil
 }
 
@@ -459,9 +453,7 @@ func (s *stream) cancelWrite(code uint64) {
 		return
 	}
 	s.reset(code, false)
-	now := time.Now()
-	c.send(now)
-	c.armTimer(now)
+	c.flush()
 }
 
 // reset abandons the sending half with a RESET_STREAM.
@@ -492,9 +484,7 @@ func (s *stream) cancelRead(code uint64) {
 	s.discardRecv()
 	c.streams.maybeDone(s)
 	signal(s.readCh)
-	now := time.Now()
-	c.send(now)
-	c.armTimer(now)
+	c.flush()
 }
 
 // discardRecv drops what was received and unread, crediting it.
