@@ -173,6 +173,22 @@ type Conn struct {
 	// without goroutines (tests), which sends from the caller.
 	sendCh     chan struct{}
 	senderDone chan struct{}
+
+	// rx reads the datagrams queued in one recvmmsg (Linux), nil where
+	// reads are one by one into rbuf (rlen bytes, rfrom: from the
+	// server). tx sends runs of equal-sized datagrams with one sendmsg
+	// (UDP_SEGMENT), nil where the kernel lacks it or refused it once
+	// (gsoOff); out holds the run not yet sent: outN datagrams of outSeg
+	// bytes, the last maybe shorter (outShort).
+	rx       *rxBatch
+	rlen     int
+	rfrom    bool
+	tx       *txBatch
+	gsoOff   bool
+	out      []byte
+	outN     int
+	outSeg   int
+	outShort bool
 }
 
 type connID struct {
@@ -349,6 +365,7 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	c.idleStart = now
 	c.armTimer(now)
 	c.sendCh, c.senderDone = make(chan struct{}, 1), make(chan struct{})
+	c.batch()
 	c.mu.Unlock()
 	go c.sender()
 	go c.run()
@@ -450,23 +467,7 @@ func (c *Conn) run() {
 		close(c.loopDone)
 	}()
 	for {
-		var n int
-		var err error
-		from := true
-		if c.udp != nil {
-			var ap netip.AddrPort
-			n, ap, err = c.udp.ReadFromUDPAddrPort(c.rbuf)
-			if err == nil {
-				ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-				from = ap == c.rap
-			}
-		} else {
-			var a net.Addr
-			n, a, err = c.pc.ReadFrom(c.rbuf)
-			if err == nil {
-				from = a.String() == c.raddr.String()
-			}
-		}
+		n, err := c.read()
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -478,15 +479,133 @@ func (c *Conn) run() {
 			c.onTimers(now)
 		case err != nil:
 			c.closeLocked(fmt.Errorf("quic: reading the socket: %w", err))
-		case from:
-			c.handleDatagram(c.rbuf[:n], now)
+		default:
+			for i := 0; i < n && !c.closed; i++ {
+				if b, ok := c.received(i); ok {
+					c.handleDatagram(b, now)
+				}
+			}
+			// a timer due while datagrams kept coming
+			if t := c.nextTimer(now); !c.closed && !t.IsZero() && !now.Before(t) {
+				c.onTimers(now)
+			}
 		}
 		if !c.closed {
+			// one send for the whole batch read: the ACK covers all
 			c.send(now)
 			c.armTimer(now)
 		}
 		c.mu.Unlock()
 	}
+}
+
+// read waits for datagrams until the read deadline and returns how many
+// it read (received returns them): all those queued on the socket with
+// batched reads, else one.
+func (c *Conn) read() (int, error) {
+	if c.rx != nil {
+		return c.rx.read()
+	}
+	var n int
+	var err error
+	if c.udp != nil {
+		var ap netip.AddrPort
+		n, ap, err = c.udp.ReadFromUDPAddrPort(c.rbuf)
+		if err == nil {
+			ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+			c.rfrom = ap == c.rap
+		}
+	} else {
+		var a net.Addr
+		n, a, err = c.pc.ReadFrom(c.rbuf)
+		if err == nil {
+			c.rfrom = a.String() == c.raddr.String()
+		}
+	}
+	c.rlen = n
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// received returns the i-th datagram read, and whether it is the
+// server's.
+func (c *Conn) received(i int) ([]byte, bool) {
+	if c.rx != nil {
+		b, from, ok := c.rx.datagram(i)
+		return b, ok && (c.connected || from == c.rap)
+	}
+	return c.rbuf[:c.rlen], c.rfrom
+}
+
+// batch sets up batched reads and GSO sends on a UDP socket.
+func (c *Conn) batch() {
+	if c.udp == nil {
+		return
+	}
+	// the server sends no datagram larger than our max_udp_payload_size
+	if size := int(c.local.maxUDPPayload); size >= 1200 && size <= 4096 {
+		c.rx = newRxBatch(c.udp, size)
+	}
+	if c.tx = newTxBatch(c.udp, c.rap, c.connected); c.tx != nil {
+		c.out = make([]byte, 0, 4*c.maxSize) // grows to maxRun
+	}
+}
+
+// maxRun bounds the bytes of one UDP_SEGMENT send (the kernel takes up to
+// 64 KiB less the headers).
+const maxRun = 60000
+
+// queueDatagram sends d, or adds it to the run of datagrams sent in one
+// call by flushOut; send flushes before it returns.
+func (c *Conn) queueDatagram(d []byte) error {
+	if c.tx == nil {
+		return c.writeDatagram(d)
+	}
+	if c.outN > 0 && (len(d) > c.outSeg || c.outShort || c.outN == gsoMaxSegments || len(c.out)+len(d) > maxRun) {
+		if err := c.flushOut(); err != nil {
+			return err
+		}
+	}
+	if c.outN == 0 {
+		c.outSeg, c.outShort = len(d), false
+	} else if len(d) < c.outSeg {
+		c.outShort = true // a shorter datagram ends the run
+	}
+	c.out = append(c.out, d...)
+	c.outN++
+	return nil
+}
+
+// flushOut sends the queued run: one datagram as it is, several with
+// UDP_SEGMENT. When the kernel refuses segmentation (EIO, EINVAL), the
+// run goes one datagram at a time and so does every later one.
+func (c *Conn) flushOut() error {
+	if c.outN == 0 {
+		return nil
+	}
+	out, seg, n := c.out, c.outSeg, c.outN
+	c.out, c.outN = c.out[:0], 0
+	if c.closed {
+		return nil // what was queued before the close is not sent after it
+	}
+	if n == 1 || c.tx == nil {
+		return c.writeDatagram(out)
+	}
+	err := c.tx.write(out, seg)
+	if err == nil || !gsoRefused(err) {
+		return err
+	}
+	c.tx, c.gsoOff = nil, true
+	for len(out) > 0 {
+		k := min(seg, len(out))
+		if err := c.writeDatagram(out[:k]); err != nil {
+			return err
+		}
+		out = out[k:]
+	}
+	return nil
 }
 
 // flush sends what an application call queued: it wakes the sender
