@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -491,9 +492,11 @@ func (c *Conn) run() {
 			}
 		}
 		if !c.closed {
-			// one send for the whole batch read: the ACK covers all
-			c.send(now)
+			// The sender sends for the whole batch read (one ACK covers
+			// it all) after the goroutines it woke have run: the ACK then
+			// leaves with the requests they make next.
 			c.armTimer(now)
+			c.flush()
 		}
 		c.mu.Unlock()
 	}
@@ -633,6 +636,11 @@ func (c *Conn) sender() {
 			return
 		case <-c.sendCh:
 		}
+		// The caller that woke the sender made it the next goroutine to
+		// run; yielding first lets the other callers ready to run queue
+		// their frames too (16 concurrent requests: a few datagrams, one
+		// GSO send, rather than one each).
+		runtime.Gosched()
 		c.mu.Lock()
 		if !c.closed {
 			now := time.Now()
@@ -657,13 +665,20 @@ func (c *Conn) writeDatagram(d []byte) error {
 	return err
 }
 
-// armTimer sets the socket's read deadline to the next timer.
+// armTimer sets the socket's read deadline to the next timer. A deadline
+// already set before it and still ahead is left: when it fires, onTimers
+// finds nothing due and the deadline is set again, which costs less than
+// moving it at every packet (each one moves the idle timer later).
 func (c *Conn) armTimer(now time.Time) {
 	next := c.nextTimer(now)
-	if !next.Equal(c.armed) {
-		c.armed = next
-		c.pc.SetReadDeadline(next)
+	if next.Equal(c.armed) {
+		return
 	}
+	if !c.armed.IsZero() && c.armed.After(now) && (next.IsZero() || next.After(c.armed)) {
+		return
+	}
+	c.armed = next
+	c.pc.SetReadDeadline(next)
 }
 
 // nextTimer is the earliest of the ACK, loss, PTO and idle timers.
