@@ -402,7 +402,6 @@ func (c *Conn) init() {
 		c.idle = c.cfg.MaxIdleTimeout
 	}
 	c.streams.init(c)
-	c.rbuf = make([]byte, 65536)
 	c.b.buf = make([]byte, 0, c.maxSize)
 }
 
@@ -508,6 +507,9 @@ func (c *Conn) run() {
 func (c *Conn) read() (int, error) {
 	if c.rx != nil {
 		return c.rx.read()
+	}
+	if c.rbuf == nil {
+		c.rbuf = make([]byte, 65536) // only reads without rx need it
 	}
 	var n int
 	var err error
