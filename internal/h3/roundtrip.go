@@ -158,7 +158,9 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	}
 	cc.streams[s.id] = s
 	cc.mu.Unlock()
-	s.stop = context.AfterFunc(ctx, func() { s.abort(ctx.Err()) })
+	if ctx.Done() != nil { // a context that can end (not Background: no allocation then)
+		s.stop = context.AfterFunc(ctx, func() { s.abort(ctx.Err()) })
+	}
 
 	if cc.cfg.PriorityUpdate {
 		if p := req.Header.Get("priority"); p != "" {
@@ -284,9 +286,9 @@ func (cc *ClientConn) writePriorityUpdate(id uint64, prio string) {
 	defer cc.ctrlMu.Unlock()
 	p := quicwire.AppendVarint(cc.pbuf[:0], id)
 	p = append(p, prio...)
-	b := h3wire.AppendFrame(nil, h3wire.FramePriorityUpdate, p)
 	cc.pbuf = p
-	cc.ctrl.Write(b)
+	cc.fbuf = h3wire.AppendFrame(cc.fbuf[:0], h3wire.FramePriorityUpdate, p)
+	cc.ctrl.Write(cc.fbuf) // copied by the stream: fbuf is reused
 }
 
 // writeRequest writes the HEADERS and, for a body in memory, the body and

@@ -105,7 +105,9 @@ type stream struct {
 
 func (ss *streams) newStream(id uint64) *stream {
 	c := ss.c
-	s := &stream{id: id, c: c, readCh: make(chan struct{}, 1), writeCh: make(chan struct{}, 1)}
+	// writeCh is made by the first Write that waits (most never do);
+	// signalling a nil channel does nothing
+	s := &stream{id: id, c: c, readCh: make(chan struct{}, 1)}
 	server, uni := id&1 == 1, id&2 != 0
 	s.hasSend = !server || !uni
 	s.hasRecv = server || !uni
@@ -408,8 +410,12 @@ func (s *stream) write(p []byte) (int, error) {
 			return n, nil
 		}
 		dl := s.wdl
+		if s.writeCh == nil {
+			s.writeCh = make(chan struct{}, 1)
+		}
+		ch := s.writeCh
 		c.mu.Unlock()
-		if err := s.wait(s.writeCh, dl); err != nil {
+		if err := s.wait(ch, dl); err != nil {
 			return n, err
 		}
 	}
