@@ -1,6 +1,7 @@
 package h3
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -79,6 +80,14 @@ func FuzzEncoder(f *testing.F) {
 		for _, rule := range []HuffmanRule{HuffmanShorter, HuffmanNotLonger, HuffmanNever} {
 			e := encoder{huffman: rule}
 			b := e.appendField(e.appendPrefix(nil), name, value)
+			// coded again, from the encoder's cache, then without it: the
+			// same bytes
+			if again := e.appendField(e.appendPrefix(nil), name, value); !bytes.Equal(again, b) {
+				t.Fatalf("rule %d: %x from the cache, %x coded", rule, again, b)
+			}
+			if raw := e.appendFieldCache(e.appendPrefix(nil), name, value, false); !bytes.Equal(raw, b) {
+				t.Fatalf("rule %d: %x uncached, %x cached", rule, raw, b)
+			}
 			d := newDecoder(0, 0)
 			ric, base, n, err := d.sectionPrefix(b)
 			if err != nil {

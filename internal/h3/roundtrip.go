@@ -261,7 +261,7 @@ func (cc *ClientConn) encodeHead(req *Request) ([]byte, int) {
 		if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
 			continue
 		}
-		b = cc.enc.appendField(b, p, v)
+		b = cc.enc.appendFieldCache(b, p, v, p != ":path")
 		size += len(p) + len(v) + 32
 	}
 	for _, f := range req.Header {
