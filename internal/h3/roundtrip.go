@@ -51,6 +51,12 @@ type stream struct {
 	closed   bool
 	trailer  fields.Header
 	finalErr error
+
+	// scratch for readSection: a small section's bytes and its fields,
+	// which parseHead and the trailer copy out (the decoded strings are
+	// copies), so that a response head costs no buffer of its own
+	sect [256]byte
+	fbuf [12]field
 }
 
 // abort fails the stream with err (the first wins) and cancels both
@@ -392,7 +398,12 @@ func (s *stream) readSection(ctx context.Context, l uint64, phase Phase) ([]fiel
 		}
 		return nil, s.fail(ErrCodeExcessiveLoad, ErrFieldSectionTooLarge)
 	}
-	p := make([]byte, l)
+	var p []byte
+	if l <= uint64(len(s.sect)) {
+		p = s.sect[:l]
+	} else {
+		p = make([]byte, l)
+	}
 	if _, err := io.ReadFull(s.br, p); err != nil {
 		return nil, s.readErr(err, phase)
 	}
@@ -408,7 +419,7 @@ func (s *stream) readSection(ctx context.Context, l uint64, phase Phase) ([]fiel
 			return nil, err
 		}
 	}
-	var out []field
+	out := s.fbuf[:0]
 	err = cc.dec.decodeLines(p[n:], ric, base, cc.maxField, func(name, value string) {
 		out = append(out, field{name, value})
 	})
@@ -518,7 +529,7 @@ func (s *stream) otherFrame(ft h3wire.FrameType, l uint64) error {
 // parseHead checks a response head (RFC 9114 §4.3.2) and builds the
 // Response.
 func (s *stream) parseHead(fs []field) (*Response, error) {
-	resp := &Response{StatusCode: -1, ContentLength: -1}
+	resp := &Response{StatusCode: -1, ContentLength: -1, Header: make(fields.Header, 0, len(fs))}
 	regular := false
 	for _, f := range fs {
 		if len(f.name) > 0 && f.name[0] == ':' {
