@@ -182,6 +182,7 @@ type Conn struct {
 	// (gsoOff); out holds the run not yet sent: outN datagrams of outSeg
 	// bytes, the last maybe shorter (outShort).
 	rx       *rxBatch
+	timeouts int // reads ended by the deadline (the timers), for tests
 	rlen     int
 	rfrom    bool
 	tx       *txBatch
@@ -474,9 +475,12 @@ func (c *Conn) run() {
 			return
 		}
 		now := time.Now()
+		timers := false
 		switch {
 		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+			c.timeouts++
 			c.onTimers(now)
+			timers = true
 		case err != nil:
 			c.closeLocked(fmt.Errorf("quic: reading the socket: %w", err))
 		default:
@@ -488,9 +492,18 @@ func (c *Conn) run() {
 			// a timer due while datagrams kept coming
 			if t := c.nextTimer(now); !c.closed && !t.IsZero() && !now.Before(t) {
 				c.onTimers(now)
+				timers = true
 			}
 		}
-		if !c.closed {
+		switch {
+		case c.closed:
+		case timers:
+			// what a timer wants sent (probes, an ACK) leaves before the
+			// timers are read again, so that a PTO's backoff counts the
+			// probes sent and no deadline is left in the past
+			c.send(now)
+			c.armTimer(now)
+		default:
 			// The sender sends for the whole batch read (one ACK covers
 			// it all) after the goroutines it woke have run: the ACK then
 			// leaves with the requests they make next.
@@ -722,7 +735,7 @@ func (c *Conn) onTimers(now time.Time) {
 		return
 	}
 	if s := &c.spaces[spApp]; !s.ackDeadline.IsZero() && !now.Before(s.ackDeadline) {
-		s.ackNow = true
+		s.ackNow, s.ackDeadline = true, time.Time{} // owed now: no longer a timer
 	}
 	if t, sp := c.lossTimer(); !t.IsZero() && !now.Before(t) {
 		c.onLossTimer(now, sp)
