@@ -60,12 +60,28 @@ func FuzzDecoder(f *testing.F) {
 		}
 		const max = 4096
 		size := 0
-		err = d.decodeLines(sec[n:], ric, base, max, func(name, value string) { size += len(name) + len(value) + 32 })
+		var first []field
+		err = d.decodeLines(sec[n:], ric, base, max, func(name, value string) {
+			size += len(name) + len(value) + 32
+			first = append(first, field{name, value})
+		})
 		if err != nil && !typedDecodeErr(err) {
 			t.Fatalf("lines: untyped %v", err)
 		}
 		if size > max {
 			t.Fatalf("decoded %d bytes past the limit %d", size, max)
+		}
+		// again, the strings now from the decoder's cache: the same
+		// fields and the same error
+		var again []field
+		err2 := d.decodeLines(sec[n:], ric, base, max, func(name, value string) { again = append(again, field{name, value}) })
+		if !errors.Is(err2, err) || len(again) != len(first) {
+			t.Fatalf("decoded again: %d fields, %v; first %d, %v", len(again), err2, len(first), err)
+		}
+		for i := range first {
+			if again[i] != first[i] {
+				t.Fatalf("field %d decoded again: %q, first %q", i, again[i], first[i])
+			}
 		}
 	})
 }
