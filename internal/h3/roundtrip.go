@@ -124,7 +124,8 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	if err := cc.usable(); err != nil {
 		return nil, err
 	}
-	block, size := cc.encodeHead(req)
+	hb := headBufs.Get().(*[]byte)
+	block, size := cc.encodeHead((*hb)[:0], req)
 	cc.mu.Lock()
 	peerMax := cc.peerMaxField
 	cc.mu.Unlock()
@@ -173,7 +174,10 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 			cc.writePriorityUpdate(s.id, p)
 		}
 	}
-	if err := s.writeRequest(req, block); err != nil {
+	err = s.writeRequest(req, block)
+	*hb = block[:0]
+	headBufs.Put(hb)
+	if err != nil {
 		s.finish()
 		return nil, err
 	}
@@ -249,8 +253,14 @@ func (s *stream) finish() {
 
 // encodeHead returns the HEADERS payload for req and its size as
 // SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
-func (cc *ClientConn) encodeHead(req *Request) ([]byte, int) {
-	b := cc.enc.appendPrefix(make([]byte, 0, 512))
+// headBufs hold request heads while they are encoded and framed: a
+// Stream's Write does not keep what it is given (io.Writer's rule), so a
+// buffer goes back once the head is written.
+var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// encodeHead appends req's field section to b.
+func (cc *ClientConn) encodeHead(b []byte, req *Request) ([]byte, int) {
+	b = cc.enc.appendPrefix(b)
 	size := 0
 	for _, p := range cc.pseudo {
 		var v string
@@ -300,7 +310,12 @@ func (cc *ClientConn) writePriorityUpdate(id uint64, prio string) {
 // writeRequest writes the HEADERS and, for a body in memory, the body and
 // the FIN; a streamed body goes on in its own goroutine.
 func (s *stream) writeRequest(req *Request, block []byte) error {
-	b := h3wire.AppendFrame(make([]byte, 0, len(block)+16+min(len(req.BodyBytes), inlineBody)), h3wire.FrameHeaders, block)
+	fb := headBufs.Get().(*[]byte)
+	b := h3wire.AppendFrame((*fb)[:0], h3wire.FrameHeaders, block)
+	defer func() {
+		*fb = b[:0]
+		headBufs.Put(fb)
+	}()
 	if req.Body == nil {
 		rest := req.BodyBytes
 		if len(rest) <= inlineBody {

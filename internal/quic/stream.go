@@ -101,6 +101,8 @@ type stream struct {
 	stopCode               uint64
 	maxDataPending         bool
 	sendDone, recvDoneFlag bool
+
+	pub Stream // what OpenStream returns
 }
 
 func (ss *streams) newStream(id uint64) *stream {
@@ -167,7 +169,8 @@ func (c *Conn) OpenStream(ctx context.Context) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{s}, nil
+	s.pub.s = s
+	return &s.pub, nil // part of the stream: no allocation of its own
 }
 
 // OpenUniStream opens a unidirectional stream.
