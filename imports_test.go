@@ -96,9 +96,11 @@ var importRules = []importRule{
 		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
 
 	// Layer 3: the QUIC client connection: its packets from profile data,
-	// its TLS from tlsfp (never uTLS itself), one goroutine per connection.
+	// its TLS from tlsfp (never uTLS itself), two goroutines per connection
+	// (reading and timers; sending), x/sys/unix for recvmmsg and GSO.
 	{pkg: "internal/quic", layer: 3, mod: "profile internal/quicwire internal/tlsfp",
-		std: "bytes context crypto/rand encoding/binary errors fmt io net net/netip os sort strconv sync time"},
+		std: "bytes context crypto/rand encoding/binary errors fmt io net net/netip os runtime sort strconv sync syscall time unsafe",
+		ext: "golang.org/x/sys/unix"},
 
 	// Layer 4: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 4,
@@ -132,6 +134,7 @@ var testExt = "go.uber.org/goleak golang.org/x/net/http2 golang.org/x/net/http2/
 	"github.com/klauspost/compress/zlib github.com/klauspost/compress/gzip github.com/klauspost/compress/flate " +
 	"github.com/quic-go/qpack github.com/quic-go/quic-go github.com/quic-go/quic-go/http3 " + // quic-go: the independent QUIC and HTTP/3 peers of internal/quic's and internal/h3's tests
 	"github.com/coder/websocket " + // an independent WebSocket server for the WebSocket tests
+	"golang.org/x/sys/unix " + // internal/quic's GSO refusal test (SO_NO_CHECK); BenchmarkH3Compare's server moving to its CPU
 	"golang.org/x/net/dns/dnsmessage" // the DNS stub that gives a name both address families (T-03)
 
 const utls = "github.com/refraction-networking/utls"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -117,8 +118,8 @@ func (q quicConn) Err() error            { return quicErr(q.c.Err()) }
 // quicErr maps internal/quic's errors to what internal/h3 tells apart: a
 // peer's stream reset, a peer's application close, a deadline.
 func quicErr(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || err == io.EOF {
+		return err // the end of every response: no errors.As (it allocates)
 	}
 	var se *quic.StreamError
 	if errors.As(err, &se) && se.Remote {

@@ -140,7 +140,7 @@ type workload struct {
 // ref is a client in a workload, for targets that compare across runs.
 type ref struct{ key, client string }
 
-// target is one of issue 16's targets.
+// target is one of the speed targets (issues 16 and 15).
 type target struct {
 	what   string
 	a, b   ref     // a's figure over b's (b.client "" : a's own figure)
@@ -209,7 +209,7 @@ func report(w io.Writer, rs runs, wls []workload, ts []target, header []string) 
 			fmt.Fprintf(&b, "\n`%s`; server: %s.\n", rs[g].Command, rs[g].Server)
 		}
 	}
-	b.WriteString("\n### Targets (issue 16)\n\n| target | measured, median (min–max over rounds) | |\n|---|--:|---|\n")
+	b.WriteString("\n### Targets (issue 16; the h3 rows issue 15)\n\n| target | measured, median (min–max over rounds) | |\n|---|--:|---|\n")
 	for _, t := range ts {
 		s, verdict := t.eval(rs)
 		v := s.ratio()

@@ -6,6 +6,9 @@
 // rounds. The ratios are taken round by round: within a round the clients
 // run one after the other, seconds apart.
 //
+// The h3 group is the root package's BenchmarkH3Compare (issue 15), its
+// servers in a child process on -server-cpu.
+//
 // Run from bench/:
 //
 //	go run ./all -out /tmp/all.md
@@ -49,7 +52,7 @@ func main() {
 }
 
 // groupNames are the groups in the order they run.
-var groupNames = []string{"h1", "h1-tls", "bulk", "upload", "h2", "inproc"}
+var groupNames = []string{"h1", "h1-tls", "bulk", "upload", "h2", "h3", "inproc"}
 
 type options struct {
 	rounds         int
@@ -231,6 +234,8 @@ func (o *options) group(ctx context.Context, g string, bins binaries) (*record.R
 		bin, args = bins.h2compare, append(common, "-scenarios", "h2-small-c16,h2-download-8m,isolated-https-c1")
 	case "inproc":
 		return o.inproc(ctx, bins.rootTest)
+	case "h3":
+		return o.h3(ctx, bins.rootTest)
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stderr, "all: %s: %s %s\n", g, filepath.Base(bin), strings.Join(args, " "))
@@ -295,45 +300,16 @@ func (o *options) inproc(ctx context.Context, bin string) (*record.Run, error) {
 		order = append(order, name)
 		return sc[name]
 	}
-	add := func(s *record.Scenario, client string, r record.Round) {
-		for i := range s.Clients {
-			if s.Clients[i].Name == client {
-				r.Index = len(s.Clients[i].Rounds)
-				s.Clients[i].Rounds = append(s.Clients[i].Rounds, r)
-				return
-			}
-		}
-		s.Clients = append(s.Clients, record.Client{Name: client, Rounds: []record.Round{r}})
-	}
-	sn := bufio.NewScanner(&out)
-	for sn.Scan() {
-		f := strings.Fields(sn.Text())
-		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") {
-			continue
-		}
-		name := f[0]
-		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			name = name[:i] // the GOMAXPROCS suffix
-		}
-		var ns, allocs float64
-		for i := 2; i+1 < len(f); i += 2 {
-			v, _ := strconv.ParseFloat(f[i], 64)
-			switch f[i+1] {
-			case "ns/op":
-				ns = v
-			case "allocs/op":
-				allocs = v
-			}
-		}
-		ops, _ := strconv.ParseInt(f[1], 10, 64)
-		r := record.Round{Ops: ops, CPU: ns / 1e3, Allocs: allocs, Rate: 1e9 / ns, ServerCPU: -1}
+	benchLines(out.Bytes(), func(name string, ops int64, v map[string]float64) {
+		ns := v["ns/op"]
+		r := record.Round{Ops: ops, CPU: ns / 1e3, Allocs: v["allocs/op"], Rate: 1e9 / ns, ServerCPU: -1}
 		switch {
 		case strings.HasPrefix(name, "BenchmarkGzip4K/"):
-			add(sc1("gzip-4k", "GET of a 4 KiB gzip body, decoded, on a warm connection; wall time per request with the server in the process"), strings.TrimPrefix(name, "BenchmarkGzip4K/"), r)
+			addRound(sc1("gzip-4k", "GET of a 4 KiB gzip body, decoded, on a warm connection; wall time per request with the server in the process"), strings.TrimPrefix(name, "BenchmarkGzip4K/"), r)
 		case name == "BenchmarkSessionDo":
-			add(sc1("reused-request", "Session.Do with one Request reused, a 100-byte body; wall time per request with the server in the process"), "guise", r)
+			addRound(sc1("reused-request", "Session.Do with one Request reused, a 100-byte body; wall time per request with the server in the process"), "guise", r)
 		}
-	}
+	})
 	for _, n := range order {
 		run.Scenarios = append(run.Scenarios, *sc[n])
 	}
@@ -341,6 +317,107 @@ func (o *options) inproc(ctx context.Context, bin string) (*record.Run, error) {
 		return nil, fmt.Errorf("no benchmark lines in\n%s", out.Bytes())
 	}
 	return run, record.Write(filepath.Join(o.dir, "inproc.json"), run)
+}
+
+// addRound appends r to client's rounds in s, numbering it.
+func addRound(s *record.Scenario, client string, r record.Round) {
+	for i := range s.Clients {
+		if s.Clients[i].Name == client {
+			r.Index = len(s.Clients[i].Rounds)
+			s.Clients[i].Rounds = append(s.Clients[i].Rounds, r)
+			return
+		}
+	}
+	s.Clients = append(s.Clients, record.Client{Name: client, Rounds: []record.Round{r}})
+}
+
+// benchLines calls f with each result line of go test -bench output: the
+// benchmark's name without its GOMAXPROCS suffix, its iterations, and its
+// values by unit ("ns/op", "allocs/op", custom metrics).
+func benchLines(out []byte, f func(name string, ops int64, v map[string]float64)) {
+	sn := bufio.NewScanner(bytes.NewReader(out))
+	for sn.Scan() {
+		fs := strings.Fields(sn.Text())
+		if len(fs) < 4 || !strings.HasPrefix(fs[0], "Benchmark") {
+			continue
+		}
+		name := fs[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i] // the GOMAXPROCS suffix
+			}
+		}
+		ops, err := strconv.ParseInt(fs[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		v := map[string]float64{}
+		for i := 2; i+1 < len(fs); i += 2 {
+			if x, err := strconv.ParseFloat(fs[i], 64); err == nil {
+				v[fs[i+1]] = x
+			}
+		}
+		f(name, ops, v)
+	}
+}
+
+// h3 runs the root package's BenchmarkH3Compare (issue 15): guise's
+// HTTP/3 over its own QUIC, quic-go's http3 client and guise's HTTP/2,
+// the servers (quic-go's HTTP/3, Go's HTTP/2) in a child process that
+// moves itself to -server-cpu; each round one -test.count of -d per
+// client.
+func (o *options) h3(ctx context.Context, bin string) (*record.Run, error) {
+	args := []string{"-test.run", "XXX", "-test.bench", "^BenchmarkH3Compare$", "-test.benchmem", "-test.benchtime", o.d.String(), "-test.count", strconv.Itoa(o.rounds)}
+	if !o.quiet {
+		fmt.Fprintf(o.stderr, "all: h3: guise.test %s\n", strings.Join(args, " "))
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = ".."
+	server := "quic-go's HTTP/3 server and Go's HTTP/2 server in a child process"
+	if len(o.clientCPUs) > 0 && o.serverCPU != "" {
+		cmd.Env = append(os.Environ(), "GUISE_H3CMP_SERVER_CPU="+o.serverCPU)
+		server += " on CPU " + o.serverCPU
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, o.stderr
+	if err := o.start(cmd); err != nil {
+		return nil, err
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, out.Bytes())
+	}
+	run := &record.Run{Tool: "go test", Command: "go test -c -o guise.test . && GUISE_H3CMP_SERVER_CPU=" + o.serverCPU + " ./guise.test " + strings.Join(args, " ") + " (in the root)", Date: time.Now(), Server: server}
+	about := map[string]string{
+		"small-c16":   "16 goroutines GET 100 bytes over one connection (h3: QUIC; h2: TCP+TLS)",
+		"download-8m": "1 goroutine downloads 8 MiB again and again over one connection",
+		"handshake":   "1 goroutine GETs 100 bytes, each on a new connection (a new Transport, closed after)",
+	}
+	sc := map[string]*record.Scenario{}
+	var order []string
+	benchLines(out.Bytes(), func(name string, ops int64, v map[string]float64) {
+		parts := strings.Split(name, "/")
+		if len(parts) != 3 || parts[0] != "BenchmarkH3Compare" {
+			return
+		}
+		s, ok := sc[parts[1]]
+		if !ok {
+			s = &record.Scenario{Name: parts[1], About: about[parts[1]]}
+			sc[parts[1]] = s
+			order = append(order, parts[1])
+		}
+		r := record.Round{Ops: ops, CPU: v["cpu-ns/op"] / 1e3, Allocs: v["allocs/op"], Rate: 1e9 / v["ns/op"], ServerCPU: -1}
+		if mb, ok := v["mb/cpu-s"]; ok {
+			r.Rate = mb
+		}
+		addRound(s, parts[2], r)
+	})
+	for _, n := range order {
+		run.Scenarios = append(run.Scenarios, *sc[n])
+	}
+	if len(run.Scenarios) == 0 {
+		return nil, fmt.Errorf("no benchmark lines in\n%s", out.Bytes())
+	}
+	return run, record.Write(filepath.Join(o.dir, "h3.json"), run)
 }
 
 // loadavg returns /proc/loadavg's three figures, or "unknown".

@@ -11,6 +11,7 @@ import (
 var (
 	h1Clients  = []string{"guise", "net/http", "fasthttp", "tls-client", "raw", "wreq-js"}
 	h2Clients  = []string{"guise", "net/http", "tls-client", "wreq-js"}
+	h3Clients  = []string{"guise-h3", "quic-go-h3", "guise-h2"}
 	isoClients = []string{"guise.Do", "guise new Session", "net/http", "tls-client new client", "wreq-js fetch"}
 )
 
@@ -24,12 +25,15 @@ func workloads() []workload {
 		{"h2/h2-download-8m", "HTTP/2 8 MiB download (nghttpd)", "ms", h2Clients[:3], []string{"net/http"}},
 		{"bulk/chunked-8m", "HTTP/1.1 8 MiB chunked download, streamed (benchserver)", "ms", h1Clients[:5], []string{"net/http", "raw"}},
 		{"upload/upload-32m", "HTTP/1.1 32 MiB upload (benchserver)", "ms", h1Clients[:5], []string{"net/http", "raw"}},
+		{"h3/small-c16", "HTTP/3 small GETs, 16 concurrent on one connection (quic-go's HTTP/3 server; guise-h2: Go's HTTP/2 server)", "µs", h3Clients, []string{"quic-go-h3", "guise-h2"}},
+		{"h3/download-8m", "HTTP/3 8 MiB download (quic-go's HTTP/3 server; guise-h2: Go's HTTP/2 server)", "ms", h3Clients, []string{"quic-go-h3"}},
+		{"h3/handshake", "HTTP/3 GET on a new connection each (quic-go's HTTP/3 server; guise-h2: TCP+TLS to Go's HTTP/2 server)", "µs", h3Clients, []string{"quic-go-h3"}},
 		{"inproc/gzip-4k", "4 KiB gzip body decoded (in process; wall time)", "µs", []string{"guise", "net/http"}, []string{"net/http"}},
 		{"inproc/reused-request", "Session.Do with a reused Request (in process; wall time)", "µs", []string{"guise"}, nil},
 	}
 }
 
-// targets are issue 16's, as this bench measures them.
+// targets are issue 16's and (h3) issue 15's, as this bench measures them.
 func targets() []target {
 	return []target{
 		{what: "isolated GET ≤ 0.9x net/http's CPU", a: ref{"h2/isolated-https-c1", "guise.Do"}, b: ref{"h2/isolated-https-c1", "net/http"}, m: cpuOf, limit: 0.9},
@@ -42,6 +46,10 @@ func targets() []target {
 		{what: "h1 c16 ≤ 3 allocations, a new Request per call", a: ref{"h1/small-c16", "guise"}, m: allocsOf, limit: 3},
 		{what: "TLS h1 c16 ≤ 3 allocations, a new Request per call", a: ref{"h1-tls/small-c16", "guise"}, m: allocsOf, limit: 3},
 		{what: "h1 ≤ 1 allocation with a reused Request", a: ref{"inproc/reused-request", "guise"}, m: allocsOf, limit: 1},
+		{what: "h3 c16 ≤ 1.5x guise's h2 c16 CPU", a: ref{"h3/small-c16", "guise-h3"}, b: ref{"h3/small-c16", "guise-h2"}, m: cpuOf, limit: 1.5},
+		{what: "h3 c16 ≤ 0.7x quic-go's http3 CPU", a: ref{"h3/small-c16", "guise-h3"}, b: ref{"h3/small-c16", "quic-go-h3"}, m: cpuOf, limit: 0.7},
+		{what: "h3 8 MiB download: MB/s per CPU ≥ quic-go's (CPU per download ≤ 1x)", a: ref{"h3/download-8m", "guise-h3"}, b: ref{"h3/download-8m", "quic-go-h3"}, m: cpuOf, limit: 1},
+		{what: "h3 handshake ≤ 1.1x quic-go's CPU", a: ref{"h3/handshake", "guise-h3"}, b: ref{"h3/handshake", "quic-go-h3"}, m: cpuOf, limit: 1.1},
 		{what: "kept: 8 MiB download ≤ 0.5x net/http's CPU (h2)", a: ref{"h2/h2-download-8m", "guise"}, b: ref{"h2/h2-download-8m", "net/http"}, m: cpuOf, limit: 0.5},
 		{what: "kept: 8 MiB download ≤ 0.5x net/http's CPU (HTTP/1.1 chunked)", a: ref{"bulk/chunked-8m", "guise"}, b: ref{"bulk/chunked-8m", "net/http"}, m: cpuOf, limit: 0.5},
 		{what: "the floor under it: the raw client's 8 MiB chunked CPU ≤ 0.5x net/http's", a: ref{"bulk/chunked-8m", "raw"}, b: ref{"bulk/chunked-8m", "net/http"}, m: cpuOf, limit: 0.5, remark: "not a target: if not met, no Go client meets the one above"},

@@ -30,6 +30,7 @@ type ClientConn struct {
 	ctrlMu sync.Mutex // the control stream's writes
 	ctrl   SendStream
 	pbuf   []byte // control stream scratch, under ctrlMu
+	fbuf   []byte // the PRIORITY_UPDATE frame written, under ctrlMu
 
 	decMu     sync.Mutex // the decoder stream
 	decStream SendStream

@@ -1,6 +1,7 @@
 package h3
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -59,12 +60,28 @@ func FuzzDecoder(f *testing.F) {
 		}
 		const max = 4096
 		size := 0
-		err = d.decodeLines(sec[n:], ric, base, max, func(name, value string) { size += len(name) + len(value) + 32 })
+		var first []field
+		err = d.decodeLines(sec[n:], ric, base, max, func(name, value string) {
+			size += len(name) + len(value) + 32
+			first = append(first, field{name, value})
+		})
 		if err != nil && !typedDecodeErr(err) {
 			t.Fatalf("lines: untyped %v", err)
 		}
 		if size > max {
 			t.Fatalf("decoded %d bytes past the limit %d", size, max)
+		}
+		// again, the strings now from the decoder's cache: the same
+		// fields and the same error
+		var again []field
+		err2 := d.decodeLines(sec[n:], ric, base, max, func(name, value string) { again = append(again, field{name, value}) })
+		if !errors.Is(err2, err) || len(again) != len(first) {
+			t.Fatalf("decoded again: %d fields, %v; first %d, %v", len(again), err2, len(first), err)
+		}
+		for i := range first {
+			if again[i] != first[i] {
+				t.Fatalf("field %d decoded again: %q, first %q", i, again[i], first[i])
+			}
 		}
 	})
 }
@@ -79,6 +96,14 @@ func FuzzEncoder(f *testing.F) {
 		for _, rule := range []HuffmanRule{HuffmanShorter, HuffmanNotLonger, HuffmanNever} {
 			e := encoder{huffman: rule}
 			b := e.appendField(e.appendPrefix(nil), name, value)
+			// coded again, from the encoder's cache, then without it: the
+			// same bytes
+			if again := e.appendField(e.appendPrefix(nil), name, value); !bytes.Equal(again, b) {
+				t.Fatalf("rule %d: %x from the cache, %x coded", rule, again, b)
+			}
+			if raw := e.appendFieldCache(e.appendPrefix(nil), name, value, false); !bytes.Equal(raw, b) {
+				t.Fatalf("rule %d: %x uncached, %x cached", rule, raw, b)
+			}
 			d := newDecoder(0, 0)
 			ric, base, n, err := d.sectionPrefix(b)
 			if err != nil {

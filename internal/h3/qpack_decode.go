@@ -46,6 +46,50 @@ type decoder struct {
 	// traceInstr, when set (QPACKDecoder, for the echo server and
 	// recordings), sees each encoder instruction as sent.
 	traceInstr func(QPACKInstruction)
+	// strs caches the strings decodeLines decoded, by their coded bytes:
+	// a server sends the same content-type, server and cache fields on
+	// every response, and a lookup by a byte slice neither decodes nor
+	// allocates. Bounded by strsEntries, then cleared.
+	strs map[string]string
+}
+
+// The decoded-string cache holds strings coded in strsMin to strsMax
+// bytes, at most strsEntries of them.
+const (
+	strsMin     = 4
+	strsMax     = 256
+	strsEntries = 64
+)
+
+// readString is readString through the cache for field values (a 7-bit
+// length prefix, the H bit above it: the first byte is all prefix, so
+// equal coded bytes are equal strings), with d.mu held.
+func (d *decoder) readString(b []byte, bits uint, max uint64) (string, int, error) {
+	if bits != 7 || len(b) == 0 {
+		return readString(b, bits, max)
+	}
+	l, n, err := readPrefixInt(b, bits)
+	if err != nil || l < strsMin || l > strsMax || l > uint64(len(b)-n) {
+		return readString(b, bits, max)
+	}
+	huff := b[0]&0x80 != 0
+	if !huff && l > max || huff && l*8/5 > max+8 {
+		return readString(b, bits, max) // its error
+	}
+	end := n + int(l)
+	coded := b[:end]
+	if v, ok := d.strs[string(coded)]; ok {
+		return v, end, nil
+	}
+	v, m, err := readString(b, bits, max)
+	if err != nil {
+		return v, m, err
+	}
+	if d.strs == nil || len(d.strs) >= strsEntries {
+		d.strs = make(map[string]string, 16)
+	}
+	d.strs[string(coded)] = v
+	return v, m, nil
 }
 
 func newDecoder(maxCap uint64, maxBlocked int) *decoder {
@@ -381,14 +425,14 @@ func (d *decoder) decodeLinesTraced(b []byte, ric, base uint64, max int, emit fu
 			if n < len(b) {
 				l.ValueHuffman = b[n]&0x80 != 0
 			}
-			v, m, err := readString(b[n:], 7, uint64(max))
+			v, m, err := d.readString(b[n:], 7, uint64(max))
 			if err != nil {
 				return err
 			}
 			f.value = v
 			b = b[n+m:]
 		case c&0x20 != 0: // literal with literal name
-			name, n, err := readString(b, 3, uint64(max))
+			name, n, err := d.readString(b, 3, uint64(max))
 			if err != nil {
 				return err
 			}
@@ -396,7 +440,7 @@ func (d *decoder) decodeLinesTraced(b []byte, ric, base uint64, max int, emit fu
 			if n < len(b) {
 				l.ValueHuffman = b[n]&0x80 != 0
 			}
-			v, m, err := readString(b[n:], 7, uint64(max))
+			v, m, err := d.readString(b[n:], 7, uint64(max))
 			if err != nil {
 				return err
 			}
@@ -425,7 +469,7 @@ func (d *decoder) decodeLinesTraced(b []byte, ric, base uint64, max int, emit fu
 			if n < len(b) {
 				l.ValueHuffman = b[n]&0x80 != 0
 			}
-			v, m, err := readString(b[n:], 7, uint64(max))
+			v, m, err := d.readString(b[n:], 7, uint64(max))
 			if err != nil {
 				return err
 			}

@@ -55,6 +55,9 @@ var (
 type dynEncoder struct {
 	rule    DynamicRule
 	huffman HuffmanRule
+	// enc codes the strings of the sections and of the encoder stream
+	// under huffman (set at first use), through its cache.
+	enc encoder
 
 	mu         sync.Mutex
 	cap        uint64 // the capacity set; 0 before the peer's SETTINGS
@@ -148,6 +151,12 @@ func (e *dynEncoder) begin() *sectionEncoder {
 }
 
 // usable reports whether abs may be referenced now.
+// coder is e.enc under e's Huffman rule, with e.mu held.
+func (e *dynEncoder) coder() *encoder {
+	e.enc.huffman = e.huffman
+	return &e.enc
+}
+
 func (se *sectionEncoder) usable(abs uint64) bool {
 	return abs >= se.e.dropped && abs < se.e.inserted && (abs < se.e.known || se.canBlock)
 }
@@ -170,7 +179,7 @@ func (se *sectionEncoder) ref(abs uint64) {
 // field adds one field line.
 func (se *sectionEncoder) field(name, value string) {
 	e := se.e
-	st := encoder{huffman: e.huffman}
+	st := e.coder()
 	idx, exact, sname := staticLookup(name, value)
 	if exact {
 		off := len(se.buf)
@@ -234,14 +243,14 @@ func (se *sectionEncoder) insert(name, value string, sidx uint64, sname bool, dn
 		free += uint64(len(f.name)) + uint64(len(f.value)) + 32
 		n++
 	}
-	st := encoder{huffman: e.huffman}
+	st := e.coder()
 	switch {
 	case sname:
 		se.ins = appendPrefixInt(se.ins, 0xc0, 6, sidx) // 1 T=1 static index
 	case dok:
 		se.ins = appendPrefixInt(se.ins, 0x80, 6, e.inserted-1-dname) // 1 T=0 relative index
 	default:
-		se.ins = st.appendStringFirst(se.ins, 0x40, 5, name) // 01 H name
+		se.ins = st.appendStringFirst(se.ins, 0x40, 5, name, false) // 01 H name
 	}
 	se.ins = st.appendString(se.ins, 7, value)
 	for range n {

@@ -51,6 +51,12 @@ type stream struct {
 	closed   bool
 	trailer  fields.Header
 	finalErr error
+
+	// scratch for readSection: a small section's bytes and its fields,
+	// which parseHead and the trailer copy out (the decoded strings are
+	// copies), so that a response head costs no buffer of its own
+	sect [256]byte
+	fbuf [12]field
 }
 
 // abort fails the stream with err (the first wins) and cancels both
@@ -158,15 +164,21 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	}
 	cc.streams[s.id] = s
 	cc.mu.Unlock()
-	s.stop = context.AfterFunc(ctx, func() { s.abort(ctx.Err()) })
-	block := cc.encodeHead(req, s.id)
+	if ctx.Done() != nil { // a context that can end (not Background: no allocation then)
+		s.stop = context.AfterFunc(ctx, func() { s.abort(ctx.Err()) })
+	}
+	hb := headBufs.Get().(*[]byte)
+	block := cc.encodeHead((*hb)[:0], req, s.id)
 
 	if cc.cfg.PriorityUpdate {
 		if p := req.Header.Get("priority"); p != "" {
 			cc.writePriorityUpdate(s.id, p)
 		}
 	}
-	if err := s.writeRequest(req, block); err != nil {
+	err = s.writeRequest(req, block)
+	*hb = block[:0]
+	headBufs.Put(hb)
+	if err != nil {
 		s.finish()
 		return nil, err
 	}
@@ -270,21 +282,27 @@ func pseudoValue(req *Request, p string) string {
 	return ""
 }
 
-// encodeHead returns the HEADERS payload for req on stream id: with the
-// dynamic table once the server's SETTINGS allow it and the profile's
+// headBufs hold request heads while they are encoded and framed: a
+// Stream's Write does not keep what it is given (io.Writer's rule), so a
+// buffer goes back once the head is written.
+var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// encodeHead appends the HEADERS payload for req on stream id to b: with
+// the dynamic table once the server's SETTINGS allow it and the profile's
 // rule uses it (its inserts written to the encoder stream first), else
-// static-only.
-func (cc *ClientConn) encodeHead(req *Request, id uint64) []byte {
+// static-only, the pseudo-headers' strings but :path through the
+// encoder's cache of codings.
+func (cc *ClientConn) encodeHead(b []byte, req *Request, id uint64) []byte {
 	e := &cc.dyn
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.usable() {
-		b := cc.enc.appendPrefix(make([]byte, 0, 512))
+		b = cc.enc.appendPrefix(b)
 		for _, p := range cc.pseudo {
 			if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
 				continue
 			}
-			b = cc.enc.appendField(b, p, pseudoValue(req, p))
+			b = cc.enc.appendFieldCache(b, p, pseudoValue(req, p), p != ":path")
 		}
 		for _, f := range req.Header {
 			b = cc.enc.appendField(b, f.Name, f.Value)
@@ -304,7 +322,7 @@ func (cc *ClientConn) encodeHead(req *Request, id uint64) []byte {
 	if len(se.ins) > 0 {
 		cc.writeEncoder(se.ins)
 	}
-	return se.finish(make([]byte, 0, 512), id)
+	return se.finish(b, id)
 }
 
 func (cc *ClientConn) encodeTrailer(h fields.Header) []byte {
@@ -322,15 +340,20 @@ func (cc *ClientConn) writePriorityUpdate(id uint64, prio string) {
 	defer cc.ctrlMu.Unlock()
 	p := quicwire.AppendVarint(cc.pbuf[:0], id)
 	p = append(p, prio...)
-	b := h3wire.AppendFrame(nil, h3wire.FramePriorityUpdate, p)
 	cc.pbuf = p
-	cc.ctrl.Write(b)
+	cc.fbuf = h3wire.AppendFrame(cc.fbuf[:0], h3wire.FramePriorityUpdate, p)
+	cc.ctrl.Write(cc.fbuf) // copied by the stream: fbuf is reused
 }
 
 // writeRequest writes the HEADERS and, for a body in memory, the body and
 // the FIN; a streamed body goes on in its own goroutine.
 func (s *stream) writeRequest(req *Request, block []byte) error {
-	b := h3wire.AppendFrame(make([]byte, 0, len(block)+16+min(len(req.BodyBytes), inlineBody)), h3wire.FrameHeaders, block)
+	fb := headBufs.Get().(*[]byte)
+	b := h3wire.AppendFrame((*fb)[:0], h3wire.FrameHeaders, block)
+	defer func() {
+		*fb = b[:0]
+		headBufs.Put(fb)
+	}()
 	if req.Body == nil {
 		rest := req.BodyBytes
 		if len(rest) <= inlineBody {
@@ -428,7 +451,12 @@ func (s *stream) readSection(ctx context.Context, l uint64, phase Phase) ([]fiel
 		}
 		return nil, s.fail(ErrCodeExcessiveLoad, ErrFieldSectionTooLarge)
 	}
-	p := make([]byte, l)
+	var p []byte
+	if l <= uint64(len(s.sect)) {
+		p = s.sect[:l]
+	} else {
+		p = make([]byte, l)
+	}
 	if _, err := io.ReadFull(s.br, p); err != nil {
 		return nil, s.readErr(err, phase)
 	}
@@ -444,7 +472,7 @@ func (s *stream) readSection(ctx context.Context, l uint64, phase Phase) ([]fiel
 			return nil, err
 		}
 	}
-	var out []field
+	out := s.fbuf[:0]
 	err = cc.dec.decodeLines(p[n:], ric, base, cc.maxField, func(name, value string) {
 		out = append(out, field{name, value})
 	})
@@ -554,7 +582,7 @@ func (s *stream) otherFrame(ft h3wire.FrameType, l uint64) error {
 // parseHead checks a response head (RFC 9114 §4.3.2) and builds the
 // Response.
 func (s *stream) parseHead(fs []field) (*Response, error) {
-	resp := &Response{StatusCode: -1, ContentLength: -1}
+	resp := &Response{StatusCode: -1, ContentLength: -1, Header: make(fields.Header, 0, len(fs))}
 	regular := false
 	for _, f := range fs {
 		if len(f.name) > 0 && f.name[0] == ':' {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -166,6 +167,31 @@ type Conn struct {
 	hsDone   chan struct{}
 	loopDone chan struct{}
 	rbuf     []byte
+
+	// sendCh wakes the sender goroutine (one slot): application calls
+	// queue frames and flush, so that what several calls queue before the
+	// sender runs leaves in one datagram (a request's PRIORITY_UPDATE,
+	// HEADERS and FIN; 16 concurrent requests' HEADERS). Nil for a Conn
+	// without goroutines (tests), which sends from the caller.
+	sendCh     chan struct{}
+	senderDone chan struct{}
+
+	// rx reads the datagrams queued in one recvmmsg (Linux), nil where
+	// reads are one by one into rbuf (rlen bytes, rfrom: from the
+	// server). tx sends runs of equal-sized datagrams with one sendmsg
+	// (UDP_SEGMENT), nil where the kernel lacks it or refused it once
+	// (gsoOff); out holds the run not yet sent: outN datagrams of outSeg
+	// bytes, the last maybe shorter (outShort).
+	rx       *rxBatch
+	timeouts int // reads ended by the deadline (the timers), for tests
+	rlen     int
+	rfrom    bool
+	tx       *txBatch
+	gsoOff   bool
+	out      []byte
+	outN     int
+	outSeg   int
+	outShort bool
 }
 
 type connID struct {
@@ -341,7 +367,10 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	s.cryptoNext = uint64(len(hello))
 	c.idleStart = now
 	c.armTimer(now)
+	c.sendCh, c.senderDone = make(chan struct{}, 1), make(chan struct{})
+	c.batch()
 	c.mu.Unlock()
+	go c.sender()
 	go c.run()
 
 	select {
@@ -375,7 +404,6 @@ func (c *Conn) init() {
 		c.idle = c.cfg.MaxIdleTimeout
 	}
 	c.streams.init(c)
-	c.rbuf = make([]byte, 65536)
 	c.b.buf = make([]byte, 0, c.maxSize)
 }
 
@@ -434,40 +462,204 @@ func (c *Conn) closeLocked(err error) {
 // run is the connection's goroutine: it reads datagrams and runs the
 // timers.
 func (c *Conn) run() {
-	defer close(c.loopDone)
-	for {
-		var n int
-		var err error
-		from := true
-		if c.udp != nil {
-			var ap netip.AddrPort
-			n, ap, err = c.udp.ReadFromUDPAddrPort(c.rbuf)
-			if err == nil {
-				ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-				from = ap == c.rap
-			}
-		} else {
-			var a net.Addr
-			n, a, err = c.pc.ReadFrom(c.rbuf)
-			if err == nil {
-				from = a.String() == c.raddr.String()
-			}
+	defer func() {
+		if c.senderDone != nil {
+			<-c.senderDone // ends with c.done, closed before run returns
 		}
+		close(c.loopDone)
+	}()
+	for {
+		n, err := c.read()
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
 			return
 		}
 		now := time.Now()
+		timers := false
 		switch {
 		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+			c.timeouts++
 			c.onTimers(now)
+			timers = true
 		case err != nil:
 			c.closeLocked(fmt.Errorf("quic: reading the socket: %w", err))
-		case from:
-			c.handleDatagram(c.rbuf[:n], now)
+		default:
+			for i := 0; i < n && !c.closed; i++ {
+				if b, ok := c.received(i); ok {
+					c.handleDatagram(b, now)
+				}
+			}
+			// a timer due while datagrams kept coming
+			if t := c.nextTimer(now); !c.closed && !t.IsZero() && !now.Before(t) {
+				c.onTimers(now)
+				timers = true
+			}
 		}
+		switch {
+		case c.closed:
+		case timers:
+			// what a timer wants sent (probes, an ACK) leaves before the
+			// timers are read again, so that a PTO's backoff counts the
+			// probes sent and no deadline is left in the past
+			c.send(now)
+			c.armTimer(now)
+		default:
+			// The sender sends for the whole batch read (one ACK covers
+			// it all) after the goroutines it woke have run: the ACK then
+			// leaves with the requests they make next.
+			c.armTimer(now)
+			c.flush()
+		}
+		c.mu.Unlock()
+	}
+}
+
+// read waits for datagrams until the read deadline and returns how many
+// it read (received returns them): all those queued on the socket with
+// batched reads, else one.
+func (c *Conn) read() (int, error) {
+	if c.rx != nil {
+		return c.rx.read()
+	}
+	if c.rbuf == nil {
+		c.rbuf = make([]byte, 65536) // only reads without rx need it
+	}
+	var n int
+	var err error
+	if c.udp != nil {
+		var ap netip.AddrPort
+		n, ap, err = c.udp.ReadFromUDPAddrPort(c.rbuf)
+		if err == nil {
+			ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+			c.rfrom = ap == c.rap
+		}
+	} else {
+		var a net.Addr
+		n, a, err = c.pc.ReadFrom(c.rbuf)
+		if err == nil {
+			c.rfrom = a.String() == c.raddr.String()
+		}
+	}
+	c.rlen = n
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// received returns the i-th datagram read, and whether it is the
+// server's.
+func (c *Conn) received(i int) ([]byte, bool) {
+	if c.rx != nil {
+		b, from, ok := c.rx.datagram(i)
+		return b, ok && (c.connected || from == c.rap)
+	}
+	return c.rbuf[:c.rlen], c.rfrom
+}
+
+// batch sets up batched reads and GSO sends on a UDP socket.
+func (c *Conn) batch() {
+	if c.udp == nil {
+		return
+	}
+	// the server sends no datagram larger than our max_udp_payload_size
+	if size := int(c.local.maxUDPPayload); size >= 1200 && size <= 4096 {
+		c.rx = newRxBatch(c.udp, size)
+	}
+	if c.tx = newTxBatch(c.udp, c.rap, c.connected); c.tx != nil {
+		c.out = make([]byte, 0, 4*c.maxSize) // grows to maxRun
+	}
+}
+
+// maxRun bounds the bytes of one UDP_SEGMENT send (the kernel takes up to
+// 64 KiB less the headers).
+const maxRun = 60000
+
+// queueDatagram sends d, or adds it to the run of datagrams sent in one
+// call by flushOut; send flushes before it returns.
+func (c *Conn) queueDatagram(d []byte) error {
+	if c.tx == nil {
+		return c.writeDatagram(d)
+	}
+	if c.outN > 0 && (len(d) > c.outSeg || c.outShort || c.outN == gsoMaxSegments || len(c.out)+len(d) > maxRun) {
+		if err := c.flushOut(); err != nil {
+			return err
+		}
+	}
+	if c.outN == 0 {
+		c.outSeg, c.outShort = len(d), false
+	} else if len(d) < c.outSeg {
+		c.outShort = true // a shorter datagram ends the run
+	}
+	c.out = append(c.out, d...)
+	c.outN++
+	return nil
+}
+
+// flushOut sends the queued run: one datagram as it is, several with
+// UDP_SEGMENT. When the kernel refuses segmentation (EIO, EINVAL), the
+// run goes one datagram at a time and so does every later one.
+func (c *Conn) flushOut() error {
+	if c.outN == 0 {
+		return nil
+	}
+	out, seg, n := c.out, c.outSeg, c.outN
+	c.out, c.outN = c.out[:0], 0
+	if c.closed {
+		return nil // what was queued before the close is not sent after it
+	}
+	if n == 1 || c.tx == nil {
+		return c.writeDatagram(out)
+	}
+	err := c.tx.write(out, seg)
+	if err == nil || !gsoRefused(err) {
+		return err
+	}
+	c.tx, c.gsoOff = nil, true
+	for len(out) > 0 {
+		k := min(seg, len(out))
+		if err := c.writeDatagram(out[:k]); err != nil {
+			return err
+		}
+		out = out[k:]
+	}
+	return nil
+}
+
+// flush sends what an application call queued: it wakes the sender
+// goroutine, which sends once the callers running have queued what they
+// will. Called with c.mu held.
+func (c *Conn) flush() {
+	if c.sendCh == nil {
+		now := time.Now()
+		c.send(now)
+		c.armTimer(now)
+		return
+	}
+	select {
+	case c.sendCh <- struct{}{}:
+	default: // already woken: it sends what is queued when it runs
+	}
+}
+
+// sender is the goroutine that sends what application calls queued.
+func (c *Conn) sender() {
+	defer close(c.senderDone)
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.sendCh:
+		}
+		// The caller that woke the sender made it the next goroutine to
+		// run; yielding first lets the other callers ready to run queue
+		// their frames too (16 concurrent requests: a few datagrams, one
+		// GSO send, rather than one each).
+		runtime.Gosched()
+		c.mu.Lock()
 		if !c.closed {
+			now := time.Now()
 			c.send(now)
 			c.armTimer(now)
 		}
@@ -489,13 +681,20 @@ func (c *Conn) writeDatagram(d []byte) error {
 	return err
 }
 
-// armTimer sets the socket's read deadline to the next timer.
+// armTimer sets the socket's read deadline to the next timer. A deadline
+// already set before it and still ahead is left: when it fires, onTimers
+// finds nothing due and the deadline is set again, which costs less than
+// moving it at every packet (each one moves the idle timer later).
 func (c *Conn) armTimer(now time.Time) {
 	next := c.nextTimer(now)
-	if !next.Equal(c.armed) {
-		c.armed = next
-		c.pc.SetReadDeadline(next)
+	if next.Equal(c.armed) {
+		return
 	}
+	if !c.armed.IsZero() && c.armed.After(now) && (next.IsZero() || next.After(c.armed)) {
+		return
+	}
+	c.armed = next
+	c.pc.SetReadDeadline(next)
 }
 
 // nextTimer is the earliest of the ACK, loss, PTO and idle timers.
@@ -540,7 +739,7 @@ func (c *Conn) onTimers(now time.Time) {
 	}
 	for sp := range numSpaces {
 		if s := &c.spaces[sp]; !s.ackDeadline.IsZero() && !now.Before(s.ackDeadline) {
-			s.ackNow = true
+			s.ackNow, s.ackDeadline = true, time.Time{} // owed now: no longer a timer
 		}
 	}
 	if t, sp := c.lossTimer(); !t.IsZero() && !now.Before(t) {

@@ -15,22 +15,33 @@
 //
 // # Concurrency
 //
-// A Conn has one lock (Conn.mu) over all of its state and one goroutine,
-// run, which reads the PacketConn and runs the timers: it blocks in
-// ReadFrom with the socket's read deadline set to the earliest timer
-// (ACK delay, loss time or PTO, idle timeout), so a timer firing is a
-// read that times out. Packets are processed under the lock.
+// A Conn has one lock (Conn.mu) over all of its state and two
+// goroutines. run reads the PacketConn and runs the timers: it blocks
+// with the socket's read deadline set to the earliest timer (ACK delay,
+// loss time or PTO, idle timeout), so a timer firing is a read that
+// times out; on Linux one recvmmsg takes every datagram queued, and they
+// are processed under the lock one after the other. The deadline moves
+// only when a timer comes earlier than the one set: a later one (the idle
+// timer, pushed back by every packet) waits for the set one to fire and
+// find nothing due.
 //
-// Application calls (Write, Read, Close, CancelRead, CancelWrite, the
-// stream openers) take the lock, change the state and send what there is
-// to send from the caller's goroutine, without a hand-off to run; when
-// that moves a timer earlier, the caller resets the read deadline (also
-// under the lock, so the loop and a caller never race on it). Waiting
-// (Read with nothing buffered, Write with a full buffer, OpenStream at
-// the server's stream limit) is on a per-stream or per-connection channel
-// of one slot, signalled under the lock, with the stream's deadline and
-// the connection's done channel. Closing sets the read deadline in the
-// past so that run wakes and returns; CloseWithError waits for it.
+// sender sends. Application calls (Write, Read, Close, CancelRead,
+// CancelWrite) and run queue frames under the lock and wake sender
+// through a channel of one slot; sender yields once, so that the
+// goroutines ready to run queue theirs too, then builds every datagram
+// there is and writes them: runs of equal-sized datagrams in one sendmsg
+// with UDP_SEGMENT (GSO) where the kernel offers it, one by one after the
+// kernel refuses it once. A request's PRIORITY_UPDATE, HEADERS and FIN,
+// the ACK of a batch read and the requests its responses let start leave
+// together. The first flight is written by Dial, one datagram at a time,
+// before either goroutine starts.
+//
+// Waiting (Read with nothing buffered, Write with a full buffer,
+// OpenStream at the server's stream limit) is on a per-stream or
+// per-connection channel of one slot, signalled under the lock, with the
+// stream's deadline and the connection's done channel. Closing sets the
+// read deadline in the past so that run wakes and returns, and closes
+// done, which ends sender; CloseWithError waits for both.
 //
 // The Conn never closes the PacketConn, which must serve this connection
 // alone; the caller closes it after Done.

@@ -139,13 +139,16 @@ func (c *Conn) send(now time.Time) {
 		if c.closed || !c.buildDatagram(now) {
 			break
 		}
-		if err := c.writeDatagram(c.b.buf); err != nil {
+		if err := c.queueDatagram(c.b.buf); err != nil {
 			c.closeLocked(err)
 			return
 		}
 		if c.sentHandshake && !c.spaces[spInitial].discarded {
 			c.discard(spInitial) // RFC 9001 §4.9.1
 		}
+	}
+	if err := c.flushOut(); err != nil {
+		c.closeLocked(err)
 	}
 }
 

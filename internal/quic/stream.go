@@ -33,6 +33,7 @@ type streams struct {
 	recvMax, window    uint64    // connection flow control, receiving
 	connBlocked        []*stream // streams waiting for MAX_DATA
 	freeBufs           [][]byte  // buffers of finished streams, for the next ones
+	freeSmall          [][]byte  // those of smallBuf bytes, kept in larger numbers
 	recvHighest        uint64
 	consumed           uint64
 	pendingMaxData     bool
@@ -100,11 +101,15 @@ type stream struct {
 	stopCode               uint64
 	maxDataPending         bool
 	sendDone, recvDoneFlag bool
+
+	pub Stream // what OpenStream returns
 }
 
 func (ss *streams) newStream(id uint64) *stream {
 	c := ss.c
-	s := &stream{id: id, c: c, readCh: make(chan struct{}, 1), writeCh: make(chan struct{}, 1)}
+	// writeCh is made by the first Write that waits (most never do);
+	// signalling a nil channel does nothing
+	s := &stream{id: id, c: c, readCh: make(chan struct{}, 1)}
 	server, uni := id&1 == 1, id&2 != 0
 	s.hasSend = !server || !uni
 	s.hasRecv = server || !uni
@@ -164,7 +169,8 @@ func (c *Conn) OpenStream(ctx context.Context) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{s}, nil
+	s.pub.s = s
+	return &s.pub, nil // part of the stream: no allocation of its own
 }
 
 // OpenUniStream opens a unidirectional stream.
@@ -369,9 +375,7 @@ func (c *Conn) onConsumed(s *stream, n uint64) {
 		ss.queue(s)
 	}
 	if ss.pendingMaxData || (s != nil && s.maxDataPending) {
-		now := time.Now()
-		c.send(now)
-		c.armTimer(now)
+		c.flush()
 	}
 }
 
@@ -402,17 +406,19 @@ func (s *stream) write(p []byte) (int, error) {
 			s.writeOff += uint64(k)
 			n += k
 			c.streams.queue(s)
-			now := time.Now()
-			c.send(now)
-			c.armTimer(now)
+			c.flush()
 		}
 		if n == len(p) {
 			c.mu.Unlock()
 			return n, nil
 		}
 		dl := s.wdl
+		if s.writeCh == nil {
+			s.writeCh = make(chan struct{}, 1)
+		}
+		ch := s.writeCh
 		c.mu.Unlock()
-		if err := s.wait(s.writeCh, dl); err != nil {
+		if err := s.wait(ch, dl); err != nil {
 			return n, err
 		}
 	}
@@ -442,9 +448,7 @@ func (s *stream) closeSend() error {
 	}
 	s.finWanted = true
 	c.streams.queue(s)
-	now := time.Now()
-	c.send(now)
-	c.armTimer(now)
+	c.flush()
 	return nil
 }
 
@@ -459,9 +463,7 @@ func (s *stream) cancelWrite(code uint64) {
 		return
 	}
 	s.reset(code, false)
-	now := time.Now()
-	c.send(now)
-	c.armTimer(now)
+	c.flush()
 }
 
 // reset abandons the sending half with a RESET_STREAM.
@@ -492,9 +494,7 @@ func (s *stream) cancelRead(code uint64) {
 	s.discardRecv()
 	c.streams.maybeDone(s)
 	signal(s.readCh)
-	now := time.Now()
-	c.send(now)
-	c.armTimer(now)
+	c.flush()
 }
 
 // discardRecv drops what was received and unread, crediting it.
@@ -515,16 +515,42 @@ func (s *stream) discardRecv() {
 	}
 }
 
-// buffer returns a finished stream's buffer, or nil.
+// smallBuf is the size of a new stream buffer: a request's head or a
+// small response fits, and the buffer goes back to the connection when the
+// stream ends, so that concurrent small requests reuse theirs.
+const smallBuf = 4096
+
+// maxFreeSmall and maxFreeLarge bound the buffers a connection keeps:
+// 64 small ones (256 KiB) for the streams of concurrent requests (two
+// buffers each, alive until the FIN is acknowledged), 8
+// grown ones (up to 4 MiB each) for downloads and uploads.
+const (
+	maxFreeSmall = 64
+	maxFreeLarge = 8
+)
+
+// buffer returns a finished stream's buffer, a grown one first, or a new
+// small one.
 func (ss *streams) buffer() []byte {
-	n := len(ss.freeBufs)
-	if n == 0 {
-		return nil
+	for _, free := range []*[][]byte{&ss.freeBufs, &ss.freeSmall} {
+		if n := len(*free); n > 0 {
+			b := (*free)[n-1]
+			(*free)[n-1] = nil
+			*free = (*free)[:n-1]
+			return b
+		}
 	}
-	b := ss.freeBufs[n-1]
-	ss.freeBufs[n-1] = nil
-	ss.freeBufs = ss.freeBufs[:n-1]
-	return b
+	return make([]byte, 0, smallBuf)
+}
+
+// recycle keeps b for the next stream, within the bounds.
+func (ss *streams) recycle(b []byte) {
+	switch c := cap(b); {
+	case c == smallBuf && len(ss.freeSmall) < maxFreeSmall:
+		ss.freeSmall = append(ss.freeSmall, b[:0])
+	case c > smallBuf && c <= 4*sendBufLimit && len(ss.freeBufs) < maxFreeLarge:
+		ss.freeBufs = append(ss.freeBufs, b[:0])
+	}
 }
 
 // queue puts s in the send rotation.
@@ -547,11 +573,8 @@ func (ss *streams) maybeDone(s *stream) {
 		return
 	}
 	delete(ss.m, s.id)
-	for _, b := range [][]byte{s.sendBuf, s.ra.buf} {
-		if cap(b) >= 4096 && cap(b) <= 4*sendBufLimit && len(ss.freeBufs) < 8 {
-			ss.freeBufs = append(ss.freeBufs, b[:0])
-		}
-	}
+	ss.recycle(s.sendBuf)
+	ss.recycle(s.ra.buf)
 	s.sendBuf, s.ra.buf = nil, nil
 	if s.id&3 == 3 {
 		ss.peerUniClosed++
@@ -747,8 +770,13 @@ func (ss *streams) onFrameAcked(fr *sentFrame) {
 		if s.sendErr != nil {
 			return
 		}
-		s.acked.add(max(fr.off, s.bufBase), fr.off+uint64(fr.n))
-		if p := s.acked.prefix(s.bufBase); p > s.bufBase {
+		lo, hi := max(fr.off, s.bufBase), fr.off+uint64(fr.n)
+		p := max(hi, s.bufBase) // acknowledged in order: no range to keep
+		if len(s.acked) > 0 || lo > s.bufBase {
+			s.acked.add(lo, hi)
+			p = s.acked.prefix(s.bufBase)
+		}
+		if p > s.bufBase {
 			s.sendStart += int(p - s.bufBase)
 			s.bufBase = p
 			s.acked.removeBelow(p)
