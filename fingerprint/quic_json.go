@@ -14,6 +14,7 @@ type quicJSON struct {
 	DatagramsTotal int                `json:"datagrams_total"`
 	Datagrams      []quicDatagramJSON `json:"datagrams"`
 	Streams        []quicStreamJSON   `json:"streams"`
+	Used0RTT       bool               `json:"used_0rtt,omitempty"`
 	Flight         *flightJSON        `json:"initial,omitempty"`
 	FlightError    string             `json:"initial_error,omitempty"`
 	HTTP3          *http3JSON         `json:"http3,omitempty"`
@@ -29,6 +30,7 @@ type quicStreamJSON struct {
 	ID     uint64 `json:"id"`
 	Total  int64  `json:"bytes_total"`
 	Fin    bool   `json:"fin"`
+	Early  bool   `json:"early,omitempty"`
 	RawHex string `json:"raw_hex"`
 }
 
@@ -133,12 +135,12 @@ func quicReport(r *ConnRecord) *quicJSON {
 	if r.QUIC == nil {
 		return nil
 	}
-	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{}}
+	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Used0RTT: r.QUIC.Used0RTT, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{}}
 	for _, d := range r.QUIC.Datagrams {
 		j.Datagrams = append(j.Datagrams, quicDatagramJSON{Size: d.Size, RawHex: hex.EncodeToString(d.Data)})
 	}
 	for _, s := range r.QUIC.Streams {
-		j.Streams = append(j.Streams, quicStreamJSON{ID: s.ID, Total: s.Total, Fin: s.Fin, RawHex: hex.EncodeToString(s.Data)})
+		j.Streams = append(j.Streams, quicStreamJSON{ID: s.ID, Total: s.Total, Fin: s.Fin, Early: s.Early, RawHex: hex.EncodeToString(s.Data)})
 	}
 	if fl, err := r.QUICFlight(); fl != nil {
 		j.Flight = flightReport(fl, err)
@@ -237,7 +239,7 @@ func h3FramesJSON(fs []H3Frame) []h3FrameJSON {
 
 // decodeQUIC reads the raw part of a "quic" object back.
 func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
-	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal}
+	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal, Used0RTT: j.Used0RTT}
 	for _, d := range j.Datagrams {
 		b, err := hex.DecodeString(d.RawHex)
 		if err != nil {
@@ -253,7 +255,7 @@ func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
 		if err != nil {
 			return nil, errors.New("fingerprint: decode record: quic stream raw_hex: " + err.Error())
 		}
-		q.Streams = append(q.Streams, QUICStream{ID: s.ID, Data: b, Total: max(s.Total, int64(len(b))), Fin: s.Fin})
+		q.Streams = append(q.Streams, QUICStream{ID: s.ID, Data: b, Total: max(s.Total, int64(len(b))), Fin: s.Fin, Early: s.Early})
 	}
 	q.DatagramsTotal = max(q.DatagramsTotal, len(q.Datagrams))
 	return q, nil

@@ -30,6 +30,8 @@ type QUICRecord struct {
 	Datagrams      []QUICDatagram // the first ones, in arrival order
 	DatagramsTotal int            // every datagram the client sent
 	Streams        []QUICStream   // in the order the server accepted them
+	// Used0RTT says the server accepted the client's 0-RTT data.
+	Used0RTT bool
 }
 
 // QUICDatagram is one UDP datagram from the client.
@@ -44,6 +46,9 @@ type QUICStream struct {
 	Data  []byte // the first bytes, at most maxQUICStreamBytes
 	Total int64  // every byte received
 	Fin   bool   // the client ended the stream
+	// Early says the server accepted the stream before the handshake
+	// completed: its first bytes came in 0-RTT packets.
+	Early bool
 }
 
 // QUICFlight is the client's Initial packets taken apart: decrypted with

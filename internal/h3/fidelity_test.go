@@ -24,7 +24,7 @@ var recordedRule = map[string]HuffmanRule{"chromium-156": HuffmanShorter, "firef
 
 func recordings(t *testing.T, browser string) []*fingerprint.ConnRecord {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-*.json"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-[0-9]*.json"))
 	if err != nil || len(paths) < 3 {
 		t.Fatalf("%s: %d recordings (%v)", browser, len(paths), err)
 	}
