@@ -14,13 +14,15 @@ import (
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/pool"
 	"github.com/guise-http/guise/internal/reqhead"
+	"github.com/guise-http/guise/internal/tlsfp"
 	"github.com/guise-http/guise/profile"
 )
 
 // quicDialer opens a QUIC connection with ALPN h3 to addr (host:port),
 // for serverName, with o's profile (its QUIC first flight) and o's
-// certificate verification. It returns once the handshake is done.
-type quicDialer func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error)
+// certificate verification, keeping and using TLS tickets in sessions (nil
+// for none: isolated calls). It returns once the handshake is done.
+type quicDialer func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error)
 
 // dialQUIC is guise's QUIC client (quic.go). quic-go's client must never
 // go here: its ClientHello is Go's, not the browser's.
@@ -106,7 +108,13 @@ func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, 
 	hctx, cancel := context.WithTimeout(ctx, quicHandshakeTimeout)
 	defer cancel()
 	start := time.Now()
-	qc, err := st.quic(hctx, net.JoinHostPort(host, port), host, o)
+	// QUIC tickets go where TCP's do: the Transport's cache (a Session's
+	// own Transport unless Sessions share one), none for isolated calls.
+	var sessions *tlsfp.SessionCache
+	if !o.isolated {
+		sessions = st.sessions
+	}
+	qc, err := st.quic(hctx, net.JoinHostPort(host, port), host, o, sessions)
 	if err != nil {
 		if ctx.Err() == nil && hctx.Err() != nil {
 			return nil, &TimeoutError{Phase: PhaseDial, Err: err}

@@ -17,9 +17,10 @@ import (
 // dialGuiseQUIC is guise's own QUIC client (internal/quic) as a
 // quicDialer: the profile's QUIC first flight and ClientHello, o's
 // certificate verification, a UDP socket of its own that closes with the
-// connection. No session tickets are kept yet: every QUIC handshake is a
-// full one.
-func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+// connection. Tickets are kept in and taken from sessions (see
+// tlsfp.QUICClient): a resumed QUIC connection offers the ticket and
+// early_data as Chromium does, but sends nothing in 0-RTT yet.
+func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options) (h3
 		return nil, err
 	}
 	cfg := &quic.Config{
-		TLS:        &tlsfp.Config{Profile: o.profile.p, RootCAs: o.rootCAs, TrustStore: o.trust, InsecureSkipVerify: o.insecure},
+		TLS:        &tlsfp.Config{Profile: o.profile.p, RootCAs: o.rootCAs, TrustStore: o.trust, InsecureSkipVerify: o.insecure, Sessions: sessions},
 		ServerName: serverName,
 	}
 	c, err := quic.Dial(ctx, pc, raddr, cfg)

@@ -381,6 +381,15 @@ func (c *Conn) init() {
 // Done is closed when the connection is gone; Err says why.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
+// Resumed reports whether the handshake resumed a TLS session, from a
+// ticket in Config.TLS.Sessions (which also keeps the tickets this
+// connection receives).
+func (c *Conn) Resumed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tlsDone && c.tls.Resumed()
+}
+
 // Err returns why the connection ended, or nil while it lives: a
 // *ConnectionError (a CONNECTION_CLOSE sent or received),
 // ErrIdleTimeout, ErrStatelessReset, ErrVersionNegotiation,
@@ -561,7 +570,10 @@ func (c *Conn) drainTLS() error {
 			return nil
 		case tlsfp.QUICSetReadSecret, tlsfp.QUICSetWriteSecret:
 			if sp < 0 {
-				continue // 0-RTT: a client that resumes nothing never has it
+				// 0-RTT: offered with a ticket that allows it (tlsfp
+				// sends early_data as the browser does), but no data
+				// is sent in it yet: the server that accepts gets none.
+				continue
 			}
 			k, err := quicwire.NewKeys(e.Suite, e.Data)
 			if err != nil {

@@ -45,6 +45,9 @@ type cacheEntry struct {
 	// pskLen is the size of the pre_shared_key extension offering this
 	// TLS 1.3 ticket (one identity, one binder).
 	pskLen int
+	// early says a QUIC ticket allows 0-RTT (max_early_data_size
+	// 0xffffffff, RFC 9001 §4.6.1).
+	early bool
 	// roots keeps the pool the scope key names by address alive, so that
 	// the address cannot be reused by another pool while the entry exists.
 	roots *x509.CertPool
@@ -76,7 +79,7 @@ func (c *SessionCache) take(key string, now time.Time) *cacheEntry {
 	}
 	e := el.Value.(*cacheEntry)
 	if !e.parsed {
-		e.tls13, e.useBy, e.pskLen = sessionInfo(e.state)
+		e.tls13, e.useBy, e.pskLen, e.early = sessionInfo(e.state)
 		e.parsed = true
 	}
 	if e.tls13 || !e.useBy.IsZero() && !now.Before(e.useBy) {
@@ -137,15 +140,21 @@ func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
 	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots})
 }
 
-// sessionInfo reads the version, for TLS 1.3 the use-by time, and the size
-// of the pre_shared_key extension that offers the ticket, from a session's
-// encoding (utls keeps them unexported). It runs once per ticket received,
-// not per handshake.
-func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time, pskLen int) {
+// sessionInfo reads the version, for TLS 1.3 the use-by time, the size
+// of the pre_shared_key extension that offers the ticket, and whether it
+// allows QUIC 0-RTT, from a session's encoding (utls keeps them
+// unexported). It runs once per ticket received, not per handshake.
+func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time, pskLen int, early bool) {
 	ticket, ss, err := cs.ResumptionState()
 	if err != nil || ss == nil {
-		return false, time.Time{}, 0
+		return false, time.Time{}, 0, false
 	}
+	early = ss.EarlyData
+	tls13, useBy, pskLen = sessionBytesInfo(ticket, ss)
+	return tls13, useBy, pskLen, early
+}
+
+func sessionBytesInfo(ticket []byte, ss *utls.SessionState) (tls13 bool, useBy time.Time, pskLen int) {
 	b, err := ss.Bytes()
 	if err != nil {
 		return false, time.Time{}, 0

@@ -1,0 +1,224 @@
+package quic
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/guise-http/guise/internal/testpeer"
+	"github.com/guise-http/guise/internal/tlsfp"
+	quicgo "github.com/quic-go/quic-go"
+)
+
+// resumeServer is a quic-go server that accepts early (so that it can
+// take 0-RTT when allow0RTT) and reports, per connection, whether it
+// resumed and whether it accepted 0-RTT. Its tickets are encrypted with
+// key, so that two servers with one key accept each other's tickets.
+type resumeServer struct {
+	ln    *quicgo.EarlyListener
+	cert  *testpeer.Cert
+	conns chan quicgo.ConnectionState
+	wg    sync.WaitGroup
+}
+
+func newResumeServer(t *testing.T, key [32]byte, allow0RTT bool) *resumeServer {
+	t.Helper()
+	cert := testpeer.Localhost(t)
+	tc := cert.ServerConfig("h3")
+	tc.SetSessionTicketKeys([][32]byte{key})
+	ln, err := quicgo.ListenAddrEarly("127.0.0.1:0", tc, &quicgo.Config{Allow0RTT: allow0RTT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &resumeServer{ln: ln, cert: cert, conns: make(chan quicgo.ConnectionState, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				select {
+				case <-c.HandshakeComplete():
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case s.conns <- c.ConnectionState():
+				default:
+				}
+				// An echo, so the client can tell its tickets arrived.
+				st, err := c.AcceptStream(ctx)
+				if err != nil {
+					return
+				}
+				var b [64]byte
+				n, _ := st.Read(b[:])
+				st.Write(b[:n])
+				st.Close()
+				<-ctx.Done()
+				c.CloseWithError(0, "")
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		ln.Close()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *resumeServer) addr() net.Addr { return s.ln.Addr() }
+
+// next returns the next connection's state as the server saw it.
+func (s *resumeServer) next(t *testing.T) quicgo.ConnectionState {
+	t.Helper()
+	select {
+	case st := <-s.conns:
+		return st
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server saw no handshake")
+		return quicgo.ConnectionState{}
+	}
+}
+
+// dialTickets dials addr with sessions as the ticket cache, echoes once
+// (after which the server's NewSessionTicket has been read: it is sent
+// with HANDSHAKE_DONE, before the echo), and closes.
+func dialTickets(t *testing.T, name string, addr net.Addr, cert *testpeer.Cert, sessions *tlsfp.SessionCache) *Conn {
+	t.Helper()
+	c, err := dial(t, name, addr, cert, func(cfg *Config) { cfg.TLS.Sessions = sessions })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := echo(ctx, c, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	c.CloseWithError(0, "")
+	return c
+}
+
+// TestResumption: a Chromium-profile connection keeps the server's
+// ticket in its cache, and the next connection to the same server
+// resumes with it and offers 0-RTT, which the server accepts (no data is
+// sent in it: the request waits for 1-RTT); the ticket is used once.
+func TestResumption(t *testing.T) {
+	var key [32]byte
+	key[0] = 1
+	srv := newResumeServer(t, key, true)
+	sessions := tlsfp.NewSessionCache()
+	c := dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, sessions)
+	if st := srv.next(t); st.TLS.DidResume || c.Resumed() {
+		t.Fatal("the first connection resumed")
+	}
+	if sessions.Len() == 0 {
+		t.Fatal("no ticket kept from the first connection")
+	}
+	c = dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, sessions)
+	st := srv.next(t)
+	if !st.TLS.DidResume || !c.Resumed() {
+		t.Fatalf("the second connection did not resume (server %t, client %t)", st.TLS.DidResume, c.Resumed())
+	}
+	if !c.tls.OffersEarlyData() || !st.Used0RTT {
+		t.Errorf("0-RTT offered %t, accepted %t; want both (the ticket allows it)", c.tls.OffersEarlyData(), st.Used0RTT)
+	}
+	// The resumed connection's own tickets replace the one it used.
+	if sessions.Len() != 1 {
+		t.Errorf("%d tickets kept, want 1", sessions.Len())
+	}
+}
+
+// TestResumptionRejects is RELIABILITY: a ticket the server
+// cannot read (another ticket key: a restarted server) gives a full
+// handshake, and a ticket whose 0-RTT the server declines (Allow0RTT off
+// where the ticket allowed it) resumes without 0-RTT; both with no error,
+// and the echo goes through.
+func TestResumptionRejects(t *testing.T) {
+	var k1, k2 [32]byte
+	k1[0], k2[0] = 1, 2
+	first := newResumeServer(t, k1, true)
+	for _, tc := range []struct {
+		name     string
+		srv      *resumeServer
+		resumed  bool
+		accepted bool
+	}{
+		{"other ticket key", newResumeServer(t, k2, true), false, false},
+		{"0-RTT declined", newResumeServer(t, k1, false), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sessions := tlsfp.NewSessionCache()
+			dialTickets(t, "chrome156-linux", first.addr(), first.cert, sessions)
+			first.next(t)
+			c := dialTickets(t, "chrome156-linux", tc.srv.addr(), tc.srv.cert, sessions)
+			st := tc.srv.next(t)
+			if !c.tls.OffersEarlyData() {
+				t.Error("the hello did not offer 0-RTT")
+			}
+			if st.TLS.DidResume != tc.resumed || c.Resumed() != tc.resumed {
+				t.Errorf("resumed: server %t, client %t; want %t", st.TLS.DidResume, c.Resumed(), tc.resumed)
+			}
+			if st.Used0RTT != tc.accepted {
+				t.Errorf("0-RTT accepted %t, want %t", st.Used0RTT, tc.accepted)
+			}
+		})
+	}
+}
+
+// TestResumptionNoEarlyData: a ticket that does not allow 0-RTT (the
+// server has Allow0RTT off) resumes with a hello without early_data.
+func TestResumptionNoEarlyData(t *testing.T) {
+	var key [32]byte
+	srv := newResumeServer(t, key, false)
+	sessions := tlsfp.NewSessionCache()
+	dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, sessions)
+	srv.next(t)
+	c := dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, sessions)
+	if st := srv.next(t); !st.TLS.DidResume || !c.Resumed() {
+		t.Fatal("did not resume")
+	}
+	if c.tls.OffersEarlyData() {
+		t.Error("early_data offered with a ticket that does not allow it")
+	}
+}
+
+// TestNoResumptionFirefox: Firefox's resumed QUIC hello was never
+// recorded, so its profile keeps no QUIC tickets and every handshake is
+// full.
+func TestNoResumptionFirefox(t *testing.T) {
+	var key [32]byte
+	srv := newResumeServer(t, key, true)
+	sessions := tlsfp.NewSessionCache()
+	for range 2 {
+		c := dialTickets(t, "firefox153-linux", srv.addr(), srv.cert, sessions)
+		if st := srv.next(t); st.TLS.DidResume || c.Resumed() {
+			t.Fatal("a firefox connection resumed")
+		}
+	}
+	if sessions.Len() != 0 {
+		t.Errorf("%d tickets kept for firefox", sessions.Len())
+	}
+}
+
+// TestResumptionNoCache: without a cache (isolated calls) nothing is
+// kept and nothing resumes.
+func TestResumptionNoCache(t *testing.T) {
+	var key [32]byte
+	srv := newResumeServer(t, key, true)
+	for range 2 {
+		c := dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, nil)
+		if st := srv.next(t); st.TLS.DidResume || c.Resumed() {
+			t.Fatal("resumed without a cache")
+		}
+	}
+}
