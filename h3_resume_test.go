@@ -132,9 +132,10 @@ func TestH3ResumesWithinSession(t *testing.T) {
 // resumed-01.json), randomness masked: the JA4 (q13d0314h3: 14
 // extensions, early_data and pre_shared_key added), the set of extensions,
 // pre_shared_key last, psk_key_exchange_modes, and two 1250-byte datagrams
-// of Initial packets. It also states what still differs (see
-// internal/quic's doc): no 0-RTT packets after the Initials, no initial_rtt
-// transport parameter, no NEW_TOKEN token.
+// of Initial packets, whose token is the one the first connection
+// received in NEW_TOKEN. It also states what still differs (see
+// internal/quic's doc): no 0-RTT packets after the Initials, no
+// initial_rtt transport parameter.
 func TestH3ResumedFlightMatchesRecording(t *testing.T) {
 	r := newResumeRecorder(t)
 	tr := &Transport{quicDial: r.dial}
@@ -189,6 +190,11 @@ func TestH3ResumedFlightMatchesRecording(t *testing.T) {
 	}
 	if g, w := gf.ClientHello.PSKModes, wf.ClientHello.PSKModes; !slices.Equal(g, w) {
 		t.Errorf("psk_key_exchange_modes %v, recorded %v", g, w)
+	}
+	// The NEW_TOKEN token the first connection got (quic-go's, 90 bytes
+	// here as in the recording) goes in the resumed Initials.
+	if g, w := len(gf.Token), len(wf.Token); g != w {
+		t.Errorf("Initial token of %d bytes, recorded %d", g, w)
 	}
 	layout := func(rec *fingerprint.ConnRecord) []string {
 		var out []string

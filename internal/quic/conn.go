@@ -316,6 +316,10 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 		return nil, err
 	}
 	hello := c.spaces[spInitial].cryptoSend
+	// A resumed connection's Initials carry the token its ticket was
+	// kept with.
+	f.Token = c.tls.Token()
+	c.token = f.Token
 	if err := f.Build(q, hello, c.cfg.Rand); err != nil {
 		c.mu.Unlock()
 		c.tls.Close()
@@ -895,6 +899,7 @@ func (c *Conn) handleFrame(sp int, f *quicwire.Frame, now time.Time) {
 			c.discard(spHandshake)
 		}
 	case t == quicwire.FrameNewToken:
+		c.tls.StoreToken(f.Data)
 	case t == quicwire.FrameNewConnectionID:
 		c.onNewConnectionID(f)
 	case t == quicwire.FrameRetireConnectionID:

@@ -132,6 +132,11 @@ func TestResumption(t *testing.T) {
 	if !c.tls.OffersEarlyData() || !st.Used0RTT {
 		t.Errorf("0-RTT offered %t, accepted %t; want both (the ticket allows it)", c.tls.OffersEarlyData(), st.Used0RTT)
 	}
+	// quic-go sends a NEW_TOKEN token after the handshake: kept with the
+	// ticket, it goes in the resumed connection's Initials.
+	if len(c.tls.Token()) == 0 {
+		t.Error("the resumed connection's Initials carry no token")
+	}
 	// The resumed connection's own tickets replace the one it used.
 	if sessions.Len() != 1 {
 		t.Errorf("%d tickets kept, want 1", sessions.Len())
@@ -217,8 +222,8 @@ func TestResumptionNoCache(t *testing.T) {
 	srv := newResumeServer(t, key, true)
 	for range 2 {
 		c := dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, nil)
-		if st := srv.next(t); st.TLS.DidResume || c.Resumed() {
-			t.Fatal("resumed without a cache")
+		if st := srv.next(t); st.TLS.DidResume || c.Resumed() || c.tls.Token() != nil {
+			t.Fatal("resumed (or sent a token) without a cache")
 		}
 	}
 }

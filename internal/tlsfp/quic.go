@@ -71,6 +71,10 @@ type QUICConn struct {
 	// resumes says the hello offers a session ticket; early that it also
 	// offers 0-RTT (early_data).
 	resumes, early bool
+	// sc is the connection's view of Config.Sessions (nil without one),
+	// key its tickets' key there.
+	sc  *scopedCache
+	key string
 }
 
 // QUICClient prepares the handshake of a QUIC connection to serverName
@@ -115,8 +119,9 @@ func QUICClient(serverName string, cfg *Config, transportParams []byte) (*QUICCo
 	}
 	tpl, pskLen := t, 0
 	var pinned *cacheEntry
+	var sc *scopedCache
 	if cfg.Sessions != nil && t.resumed != nil {
-		sc := &scopedCache{c: cfg.Sessions, scope: scopeKey(cfg, roots) + "quic|", roots: roots}
+		sc = &scopedCache{c: cfg.Sessions, scope: scopeKey(cfg, roots) + "quic|", roots: roots}
 		if e := cfg.Sessions.take(sc.scope+serverName, time.Now()); e != nil && e.tls13 {
 			sc.pinned, pinned = e, e
 			tpl, pskLen = t.resumed, e.pskLen
@@ -158,7 +163,10 @@ func QUICClient(serverName string, cfg *Config, transportParams []byte) (*QUICCo
 		return nil, fmt.Errorf("tlsfp: profile %s: applying the quic hello: %w", cfg.Profile.Name, err)
 	}
 	uc.SetTransportParameters(transportParams)
-	c := &QUICConn{uc: uc, resumes: pinned != nil}
+	c := &QUICConn{uc: uc, resumes: pinned != nil, sc: sc}
+	if sc != nil {
+		c.key = sc.scope + serverName
+	}
 	if early {
 		// uTLS writes early_data from the spec but decides whether it
 		// offered 0-RTT from its own hello state, which only its
@@ -188,6 +196,33 @@ func uconnOf(q *utls.UQUICConn) *utls.UConn {
 		return nil
 	}
 	return *(**utls.UConn)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
+// MaxTokenLen bounds a NEW_TOKEN token kept for the next connection: a
+// longer one is dropped (it would crowd the first flight's hello).
+const MaxTokenLen = 256
+
+// Token returns the NEW_TOKEN token kept with the ticket the hello
+// offers, for the connection's Initial packets (RFC 9000 §8.1.3), or nil.
+// Like the ticket it is used once.
+func (c *QUICConn) Token() []byte {
+	if c.sc == nil || c.sc.pinned == nil || !c.resumes {
+		return nil
+	}
+	return c.sc.pinned.token
+}
+
+// StoreToken keeps a NEW_TOKEN token from the server with this
+// connection's tickets, those stored so far and those to come, for the
+// connection that uses one of them. Without a ticket cache (isolated
+// calls), or for a token over MaxTokenLen, it does nothing.
+func (c *QUICConn) StoreToken(token []byte) {
+	if c.sc == nil || len(token) == 0 || len(token) > MaxTokenLen {
+		return
+	}
+	t := slices.Clone(token)
+	c.sc.token = t
+	c.sc.c.setToken(c.key, t)
 }
 
 // Resumes reports whether the hello offers a session ticket.

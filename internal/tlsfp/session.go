@@ -48,6 +48,11 @@ type cacheEntry struct {
 	// early says a QUIC ticket allows 0-RTT (max_early_data_size
 	// 0xffffffff, RFC 9001 §4.6.1).
 	early bool
+	// token is the last NEW_TOKEN token of the QUIC connection that
+	// received this ticket (RFC 9000 §8.1.3), sent in the Initial of the
+	// connection that uses the ticket, as Chromium keeps it: with the
+	// session, used once.
+	token []byte
 	// roots keeps the pool the scope key names by address alive, so that
 	// the address cannot be reused by another pool while the entry exists.
 	roots *x509.CertPool
@@ -112,6 +117,15 @@ func (c *SessionCache) put(e *cacheEntry) {
 	}
 }
 
+// setToken gives the entry for key, if there is one, a NEW_TOKEN token.
+func (c *SessionCache) setToken(key string, token []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		el.Value.(*cacheEntry).token = token
+	}
+}
+
 // scopedCache is the utls.ClientSessionCache one handshake sees: reads
 // return only the entry chosen before the hello was built (so the hello's
 // shape and uTLS's resumption agree), writes go to the scope's key.
@@ -120,6 +134,9 @@ type scopedCache struct {
 	scope  string
 	roots  *x509.CertPool
 	pinned *cacheEntry
+	// token is the connection's last NEW_TOKEN token (QUIC), kept with
+	// the tickets it stores.
+	token []byte
 }
 
 // Get implements utls.ClientSessionCache.
@@ -137,7 +154,7 @@ func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
 	// read needs only if nothing deep runs on it (a goroutine's stack
 	// grows but shrinks back only by halves while little of it is used,
 	// and an idle HTTP/2 connection is mostly its reader's stack).
-	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots})
+	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots, token: s.token})
 }
 
 // sessionInfo reads the version, for TLS 1.3 the use-by time, the size
