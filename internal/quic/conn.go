@@ -287,6 +287,9 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	if err != nil {
 		return nil, err
 	}
+	tcfg := cfg.TLS.Clone()
+	tcfg.Rand = c.cfg.Rand
+	f.InitialRTT = tlsfp.QUICInitialRTT(cfg.ServerName, tcfg)
 	tp, err := f.TransportParameters(q, c.cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -294,8 +297,6 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	if c.local, err = parseParams(tp); err != nil {
 		return nil, fmt.Errorf("quic: the profile's transport parameters: %w", err)
 	}
-	tcfg := cfg.TLS.Clone()
-	tcfg.Rand = c.cfg.Rand
 	c.tls, err = tlsfp.QUICClient(cfg.ServerName, tcfg, tp)
 	if err != nil {
 		return nil, err
@@ -598,6 +599,9 @@ func (c *Conn) drainTLS() error {
 			}
 		case tlsfp.QUICHandshakeDone:
 			if !c.tlsDone {
+				// The RTT the next connection to the server sends as
+				// initial_rtt (a Chromium profile's, in its Session).
+				c.tls.NoteRTT(c.rtt.smoothed)
 				c.tlsDone = true
 				close(c.hsDone)
 			}

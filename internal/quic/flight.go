@@ -3,6 +3,7 @@ package quic
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/guise-http/guise/profile"
@@ -19,6 +20,9 @@ type Flight struct {
 	// an earlier connection, when it is resumed (Chromium sends it), or
 	// none. Set it before Build.
 	Token []byte
+	// InitialRTT, if set, is sent as the initial_rtt transport parameter
+	// (see AppendTransportParameters). Set it before TransportParameters.
+	InitialRTT time.Duration
 	// Datagrams are the UDP payloads in sending order, each
 	// profile.QUIC.DatagramSize bytes.
 	Datagrams [][]byte
@@ -54,7 +58,7 @@ func Start(q *profile.QUIC, r io.Reader) (*Flight, error) {
 // connection (see AppendTransportParameters), drawing from r.
 func (f *Flight) TransportParameters(q *profile.QUIC, r io.Reader) ([]byte, error) {
 	g := &rng{r: r}
-	b := AppendTransportParameters(nil, q, f.SCID, g)
+	b := AppendTransportParameters(nil, q, f.SCID, f.InitialRTT, g)
 	return b, g.err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guise-http/guise/internal/testpeer"
 	"github.com/guise-http/guise/internal/tlsfp"
+	"github.com/guise-http/guise/profile"
 	quicgo "github.com/quic-go/quic-go"
 )
 
@@ -124,6 +125,11 @@ func TestResumption(t *testing.T) {
 	if sessions.Len() == 0 {
 		t.Fatal("no ticket kept from the first connection")
 	}
+	// Its RTT goes in the next connection's initial_rtt.
+	tc := &tlsfp.Config{Profile: c.cfg.TLS.Profile, RootCAs: srv.cert.Roots, Sessions: sessions}
+	if rtt := tlsfp.QUICInitialRTT("localhost", tc); rtt <= 0 {
+		t.Errorf("no RTT remembered (%v)", rtt)
+	}
 	c = dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, sessions)
 	st := srv.next(t)
 	if !st.TLS.DidResume || !c.Resumed() {
@@ -212,6 +218,10 @@ func TestNoResumptionFirefox(t *testing.T) {
 	}
 	if sessions.Len() != 0 {
 		t.Errorf("%d tickets kept for firefox", sessions.Len())
+	}
+	p, _ := profile.Lookup("firefox153-linux")
+	if rtt := tlsfp.QUICInitialRTT("localhost", &tlsfp.Config{Profile: p, RootCAs: srv.cert.Roots, Sessions: sessions}); rtt != 0 {
+		t.Errorf("an RTT remembered for firefox, which sends no initial_rtt: %v", rtt)
 	}
 }
 

@@ -198,6 +198,34 @@ func uconnOf(q *utls.UQUICConn) *utls.UConn {
 	return *(**utls.UConn)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
+// QUICInitialRTT returns the RTT that cfg.Sessions remembers from an
+// earlier QUIC connection to serverName in the same scope, which the next
+// connection sends as the initial_rtt transport parameter, as Chromium
+// sends the RTT it remembers for a server; 0 for none, without
+// cfg.Sessions (isolated calls), or for profiles other than those that
+// resume (see quicResumes: Firefox's neqo has no such parameter).
+func QUICInitialRTT(serverName string, cfg *Config) time.Duration {
+	if cfg == nil || cfg.Sessions == nil || cfg.Profile == nil || cfg.Profile.QUIC == nil || !quicResumes(cfg.Profile) {
+		return 0
+	}
+	roots := cfg.RootCAs
+	if roots == nil && !cfg.InsecureSkipVerify {
+		var err error
+		if roots, err = TrustPool(cfg.TrustStore); err != nil {
+			return 0
+		}
+	}
+	return cfg.Sessions.rtt(scopeKey(cfg, roots) + "quic|" + serverName)
+}
+
+// NoteRTT remembers the connection's RTT for the next connection to the
+// server in the same scope (see QUICInitialRTT).
+func (c *QUICConn) NoteRTT(d time.Duration) {
+	if c.sc != nil && d > 0 {
+		c.sc.c.setRTT(c.key, d)
+	}
+}
+
 // MaxTokenLen bounds a NEW_TOKEN token kept for the next connection: a
 // longer one is dropped (it would crowd the first flight's hello).
 const MaxTokenLen = 256

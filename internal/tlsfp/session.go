@@ -32,6 +32,9 @@ type SessionCache struct {
 	max int
 	m   map[string]*list.Element
 	lru list.List // of *cacheEntry, most recent first
+	// rtts are the QUIC RTTs remembered per server (by the tickets'
+	// key), which Chromium sends as initial_rtt; at most max.
+	rtts map[string]time.Duration
 }
 
 type cacheEntry struct {
@@ -115,6 +118,25 @@ func (c *SessionCache) put(e *cacheEntry) {
 		c.lru.Remove(last)
 		delete(c.m, last.Value.(*cacheEntry).key)
 	}
+}
+
+// setRTT remembers a QUIC RTT for key.
+func (c *SessionCache) setRTT(key string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rtts == nil {
+		c.rtts = make(map[string]time.Duration)
+	}
+	if _, ok := c.rtts[key]; !ok && len(c.rtts) >= c.max {
+		clear(c.rtts) // bounded; an RTT is only a hint
+	}
+	c.rtts[key] = d
+}
+
+func (c *SessionCache) rtt(key string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rtts[key]
 }
 
 // setToken gives the entry for key, if there is one, a NEW_TOKEN token.
