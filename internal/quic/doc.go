@@ -37,8 +37,13 @@
 //
 // # Not done
 //
-// No 0-RTT or session resumption (tlsfp's QUIC client resumes nothing),
-// no connection migration or path validation beyond answering
+// No 0-RTT data: with a ticket from Config.TLS.Sessions the connection
+// resumes, and a Chromium profile's hello offers early_data as Chromium's
+// does (the server may accept it), but the 0-RTT key that uTLS then
+// installs is dropped and nothing is sent before the handshake completes,
+// where Chromium sends its control stream and the first request in 0-RTT
+// (docs/DESIGN.md, "QUIC resumption", lists what it needs). No connection
+// migration or path validation beyond answering
 // PATH_CHALLENGE, no pacing, no ECN, no persistent congestion detection,
 // no key update initiated by the client (the server's are followed),
 // server-initiated bidirectional streams are refused by dropping their
