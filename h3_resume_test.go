@@ -26,7 +26,12 @@ type resumeRecorder struct {
 	dial  quicDialer
 }
 
-func newResumeRecorder(t *testing.T) *resumeRecorder {
+func newResumeRecorder(t *testing.T) *resumeRecorder { return newResumeRecorderAt(t, "fp.test") }
+
+// newResumeRecorderAt names the server host (fp.test is QUIC-only here: it
+// does not resolve, and the QUIC dialer goes to loopback whatever the
+// name).
+func newResumeRecorderAt(t *testing.T, host string) *resumeRecorder {
 	t.Helper()
 	srv := &fingerprint.Server{}
 	if err := srv.Start(); err != nil {
@@ -34,7 +39,7 @@ func newResumeRecorder(t *testing.T) *resumeRecorder {
 	}
 	t.Cleanup(func() { srv.Close() })
 	_, port, _ := net.SplitHostPort(srv.ListenAddr())
-	return &resumeRecorder{srv: srv, roots: srv.CertPool(), base: "https://fp.test:" + port,
+	return &resumeRecorder{srv: srv, roots: srv.CertPool(), base: "https://" + host + ":" + port,
 		dial: func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
 			return dialGuiseQUIC(ctx, "127.0.0.1:"+port, serverName, o, sessions)
 		}}
@@ -43,17 +48,74 @@ func newResumeRecorder(t *testing.T) *resumeRecorder {
 // get fetches path over HTTP/3 and returns the body.
 func (r *resumeRecorder) get(t *testing.T, do func(context.Context, *Request) (*Response, error), path string) string {
 	t.Helper()
+	return r.getProto(t, do, path, HTTP3, "HTTP/3.0")
+}
+
+func (r *resumeRecorder) getProto(t *testing.T, do func(context.Context, *Request) (*Response, error), path string, p Protocol, proto string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := do(ctx, &Request{URL: r.base + path, RootCAs: r.roots, Protocol: HTTP3})
+	resp, err := do(ctx, &Request{URL: r.base + path, RootCAs: r.roots, Protocol: p})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	b, err := resp.Bytes()
-	if err != nil || resp.Proto != "HTTP/3.0" {
+	if err != nil || resp.Proto != proto {
 		t.Fatalf("%s: %v, %s", path, err, resp.Proto)
 	}
 	return string(b)
+}
+
+// TestH3TicketsApartFromTCP: in one Session a TCP ticket is never
+// offered over QUIC: the first QUIC connection after a TCP one is a full
+// handshake (its hello has no pre_shared_key), and the TCP and QUIC
+// tickets then resume their own kind.
+func TestH3TicketsApartFromTCP(t *testing.T) {
+	r := newResumeRecorderAt(t, "127.0.0.1") // TCP must reach it too
+	tr := &Transport{quicDial: r.dial}
+	defer tr.Close()
+	s := &Session{Profile: "chrome156-linux", Transport: tr}
+	defer s.Close()
+	r.getProto(t, s.Do, "/api/fetch", HTTP2, "HTTP/2.0")
+	r.get(t, s.Do, "/h3/resume")
+	// The hello, not the server's answer, says it: the recorder's TCP and
+	// QUIC sides have different ticket keys, so a TCP ticket offered over
+	// QUIC would not resume either.
+	first := r.quicConns(t, 1)
+	if len(first) == 0 {
+		t.Fatal("no QUIC connection recorded")
+	}
+	if fl, err := first[0].QUICFlight(); err != nil || fl.ClientHello.HasPreSharedKey {
+		t.Errorf("the first QUIC hello offered a ticket (a TCP one) or did not parse: %v", err)
+	}
+	r.get(t, s.Do, "/h3/close")
+	if body := r.get(t, s.Do, "/h3/resume"); !strings.Contains(body, `"resumed":true`) {
+		t.Errorf("the second QUIC connection did not resume: %s", body)
+	}
+	// Neither TCP hello offered a ticket: the first had none, and the
+	// second (a new connection after /api/close) has only its own TCP
+	// one, never one of the QUIC connections' tickets taken by then.
+	r.getProto(t, s.Do, "/api/close", HTTP2, "HTTP/2.0")
+	r.getProto(t, s.Do, "/api/fetch", HTTP2, "HTTP/2.0")
+	var tcp []bool
+	for _, c := range r.srv.Records() {
+		if c.Transport == fingerprint.TransportTLS && c.Requests > 0 {
+			ch, err := c.ClientHello()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tcp = append(tcp, ch.HasPreSharedKey)
+		}
+	}
+	if len(tcp) != 2 || tcp[0] {
+		t.Fatalf("TCP connections offering a ticket: %v, want [false true]", tcp)
+	}
+	// The second did offer one: its TCP ticket. That the QUIC scope is
+	// apart is shown above (the first QUIC hello resumed nothing while a
+	// TCP ticket was there); the cache holds both kinds side by side.
+	if !tcp[1] {
+		t.Error("the second TCP connection offered no ticket: TCP resumption broke")
+	}
 }
 
 // quicConns returns the recorder's QUIC connections that carried a
