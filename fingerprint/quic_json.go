@@ -15,10 +15,13 @@ type quicJSON struct {
 	Datagrams      []quicDatagramJSON `json:"datagrams"`
 	Streams        []quicStreamJSON   `json:"streams"`
 	Used0RTT       bool               `json:"used_0rtt,omitempty"`
-	Flight         *flightJSON        `json:"initial,omitempty"`
-	FlightError    string             `json:"initial_error,omitempty"`
-	HTTP3          *http3JSON         `json:"http3,omitempty"`
-	HTTP3Error     string             `json:"http3_error,omitempty"`
+	// Negotiated is what the QUIC handshake's TLS negotiated (for a TLS
+	// connection it is tls.negotiated).
+	Negotiated  *Negotiated `json:"negotiated,omitempty"`
+	Flight      *flightJSON `json:"initial,omitempty"`
+	FlightError string      `json:"initial_error,omitempty"`
+	HTTP3       *http3JSON  `json:"http3,omitempty"`
+	HTTP3Error  string      `json:"http3_error,omitempty"`
 }
 
 type quicDatagramJSON struct {
@@ -135,7 +138,7 @@ func quicReport(r *ConnRecord) *quicJSON {
 	if r.QUIC == nil {
 		return nil
 	}
-	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Used0RTT: r.QUIC.Used0RTT, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{}}
+	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Used0RTT: r.QUIC.Used0RTT, Negotiated: r.Negotiated, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{}}
 	for _, d := range r.QUIC.Datagrams {
 		j.Datagrams = append(j.Datagrams, quicDatagramJSON{Size: d.Size, RawHex: hex.EncodeToString(d.Data)})
 	}
