@@ -182,6 +182,10 @@ func TestResumptionRejects(t *testing.T) {
 			if st.Used0RTT != tc.accepted {
 				t.Errorf("0-RTT accepted %t, want %t", st.Used0RTT, tc.accepted)
 			}
+			// The used ticket is gone; the new connection's is kept.
+			if sessions.Len() != 1 {
+				t.Errorf("%d tickets kept, want 1 (the new connection's)", sessions.Len())
+			}
 		})
 	}
 }
