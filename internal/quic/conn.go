@@ -125,6 +125,13 @@ type Conn struct {
 	nextOpen *quicwire.Keys // the 1-RTT read keys of the next phase
 	prevOpen *quicwire.Keys
 	keyPhase bool
+	// seal0 protects 0-RTT packets: set when the hello offers 0-RTT and
+	// the ticket came with the server's remembered limits, dropped once
+	// the 1-RTT key is in or the server rejects it. early says the
+	// connection sent (or may send) 0-RTT; earlyRejected that the server
+	// declined it.
+	seal0                *quicwire.Keys
+	early, earlyRejected bool
 	// keyUpdates counts the server's key updates followed;
 	// lostPackets the packets declared lost.
 	keyUpdates, lostPackets int
@@ -344,9 +351,40 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	}
 	s.cryptoNext = uint64(len(hello))
 	c.idleStart = now
+	if c.seal0 != nil {
+		if err := c.startEarly(); err != nil {
+			c.mu.Unlock()
+			c.tls.Close()
+			return nil, err
+		}
+	}
 	c.armTimer(now)
+	early := c.early
 	c.mu.Unlock()
 	go c.run()
+	if early {
+		// 0-RTT: the caller writes now; the handshake goes on in run,
+		// bounded by the same timeout.
+		timeout := c.cfg.HandshakeTimeout
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+			timeout = time.Until(d)
+		}
+		stop := time.AfterFunc(timeout, func() {
+			c.mu.Lock()
+			if !c.tlsDone {
+				c.closeLocked(ErrHandshakeTimeout)
+			}
+			c.mu.Unlock()
+		})
+		go func() {
+			select {
+			case <-c.hsDone:
+			case <-c.done:
+			}
+			stop.Stop()
+		}()
+		return c, nil
+	}
 
 	select {
 	case <-c.hsDone:
@@ -381,6 +419,62 @@ func (c *Conn) init() {
 	c.streams.init(c)
 	c.rbuf = make([]byte, 65536)
 	c.b.buf = make([]byte, 0, c.maxSize)
+}
+
+// HandshakeComplete is closed when the handshake has completed. Dial
+// returns before that when the connection resumes with 0-RTT: what is
+// written until then goes in 0-RTT packets, which a server may replay, so
+// a caller sends only idempotent requests before it is closed.
+func (c *Conn) HandshakeComplete() <-chan struct{} { return c.hsDone }
+
+// UsedEarlyData reports whether the connection sent 0-RTT that the server
+// did not decline (valid once HandshakeComplete is closed).
+func (c *Conn) UsedEarlyData() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.early && !c.earlyRejected
+}
+
+// startEarly takes the limits of 0-RTT data from the server's transport
+// parameters remembered with the ticket (RFC 9000 §7.4.1: the flow
+// control and stream limits, nothing else) until the new ones arrive.
+func (c *Conn) startEarly() error {
+	p, err := parseParams(c.tls.EarlyParams())
+	if err != nil {
+		c.seal0 = nil // a remembered value that does not parse: no 0-RTT
+		return nil
+	}
+	c.peer.maxData, c.peer.bidiLocal, c.peer.bidiRemote, c.peer.uni = p.maxData, p.bidiLocal, p.bidiRemote, p.uni
+	c.peer.maxStreamsBidi, c.peer.maxStreamsUni = p.maxStreamsBidi, p.maxStreamsUni
+	c.streams.applyPeer(&c.peer)
+	c.early = true
+	return nil
+}
+
+// rejectEarly handles a server that declined 0-RTT: nothing sent in it
+// arrived, so every 0-RTT packet's frames are queued again, for 1-RTT,
+// without a congestion signal (RFC 9001 §4.6.2).
+func (c *Conn) rejectEarly() {
+	c.seal0 = nil
+	if !c.early {
+		return
+	}
+	c.earlyRejected = true
+	s := &c.spaces[spApp]
+	for _, p := range s.sent {
+		if p == nil || p.done {
+			continue
+		}
+		p.done = true
+		if p.inFlight {
+			c.inFlight -= p.size
+		}
+		if p.ackEliciting {
+			s.ackElicitingInFlight--
+		}
+		c.requeue(spApp, p)
+	}
+	c.compact(spApp)
 }
 
 // Done is closed when the connection is gone; Err says why.
@@ -575,9 +669,15 @@ func (c *Conn) drainTLS() error {
 			return nil
 		case tlsfp.QUICSetReadSecret, tlsfp.QUICSetWriteSecret:
 			if sp < 0 {
-				// 0-RTT: offered with a ticket that allows it (tlsfp
-				// sends early_data as the browser does), but no data
-				// is sent in it yet: the server that accepts gets none.
+				// 0-RTT (only a write secret for a client): used
+				// when the ticket came with the server's limits.
+				if e.Kind == tlsfp.QUICSetWriteSecret && e.Level == tlsfp.QUICEarly && c.tls.EarlyParams() != nil {
+					k, err := quicwire.NewKeys(e.Suite, e.Data)
+					if err != nil {
+						return err
+					}
+					c.seal0 = k
+				}
 				continue
 			}
 			k, err := quicwire.NewKeys(e.Suite, e.Data)
@@ -588,6 +688,9 @@ func (c *Conn) drainTLS() error {
 				c.open[sp] = k
 			} else {
 				c.seal[sp] = k
+				if sp == spApp {
+					c.seal0 = nil // RFC 9001 §4.9.3: 1-RTT from now on
+				}
 			}
 		case tlsfp.QUICWriteData:
 			if sp >= 0 {
@@ -597,6 +700,8 @@ func (c *Conn) drainTLS() error {
 			if err := c.applyPeerParams(e.Data); err != nil {
 				return err
 			}
+		case tlsfp.QUICRejectedEarlyData:
+			c.rejectEarly()
 		case tlsfp.QUICHandshakeDone:
 			if !c.tlsDone {
 				// The RTT the next connection to the server sends as
@@ -646,7 +751,15 @@ func (c *Conn) applyPeerParams(b []byte) error {
 	if int(p.maxUDPPayload) < c.maxSize {
 		c.maxSize = int(p.maxUDPPayload)
 	}
+	sent := c.streams.sendMax
 	c.streams.applyPeer(&p)
+	if c.early {
+		// What 0-RTT sent under the remembered limits stays sent: the
+		// limits only grow from there (a server that accepted 0-RTT
+		// must not lower them, RFC 9000 §7.4.1).
+		c.streams.sendMax = max(c.streams.sendMax, sent)
+		c.streams.earlyLimits(&p)
+	}
 	return nil
 }
 

@@ -21,7 +21,19 @@ type resumeServer struct {
 	ln    *quicgo.EarlyListener
 	cert  *testpeer.Cert
 	conns chan quicgo.ConnectionState
+	// early says, per connection, that the echo's stream arrived before
+	// the handshake completed: in 0-RTT.
+	early chan bool
 	wg    sync.WaitGroup
+}
+
+func handshakeDone(c *quicgo.Conn) bool {
+	select {
+	case <-c.HandshakeComplete():
+		return true
+	default:
+		return false
+	}
 }
 
 func newResumeServer(t *testing.T, key [32]byte, allow0RTT bool) *resumeServer {
@@ -33,7 +45,7 @@ func newResumeServer(t *testing.T, key [32]byte, allow0RTT bool) *resumeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &resumeServer{ln: ln, cert: cert, conns: make(chan quicgo.ConnectionState, 16)}
+	s := &resumeServer{ln: ln, cert: cert, conns: make(chan quicgo.ConnectionState, 16), early: make(chan bool, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() {
@@ -46,6 +58,13 @@ func newResumeServer(t *testing.T, key [32]byte, allow0RTT bool) *resumeServer {
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
+				// An echo, so the client can tell its tickets arrived;
+				// the stream is taken as it comes, 0-RTT included.
+				st, err := c.AcceptStream(ctx)
+				if err != nil {
+					return
+				}
+				early := !handshakeDone(c)
 				select {
 				case <-c.HandshakeComplete():
 				case <-ctx.Done():
@@ -55,10 +74,9 @@ func newResumeServer(t *testing.T, key [32]byte, allow0RTT bool) *resumeServer {
 				case s.conns <- c.ConnectionState():
 				default:
 				}
-				// An echo, so the client can tell its tickets arrived.
-				st, err := c.AcceptStream(ctx)
-				if err != nil {
-					return
+				select {
+				case s.early <- early:
+				default:
 				}
 				var b [64]byte
 				n, _ := st.Read(b[:])
@@ -84,10 +102,23 @@ func (s *resumeServer) next(t *testing.T) quicgo.ConnectionState {
 	t.Helper()
 	select {
 	case st := <-s.conns:
+		<-s.early
 		return st
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server saw no handshake")
 		return quicgo.ConnectionState{}
+	}
+}
+
+// nextEarly is next, and whether the echo's stream came in 0-RTT.
+func (s *resumeServer) nextEarly(t *testing.T) (quicgo.ConnectionState, bool) {
+	t.Helper()
+	select {
+	case st := <-s.conns:
+		return st, <-s.early
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server saw no handshake")
+		return quicgo.ConnectionState{}, false
 	}
 }
 
@@ -131,12 +162,17 @@ func TestResumption(t *testing.T) {
 		t.Errorf("no RTT remembered (%v)", rtt)
 	}
 	c = dialTickets(t, "chrome156-linux", srv.addr(), srv.cert, sessions)
-	st := srv.next(t)
+	st, early := srv.nextEarly(t)
 	if !st.TLS.DidResume || !c.Resumed() {
 		t.Fatalf("the second connection did not resume (server %t, client %t)", st.TLS.DidResume, c.Resumed())
 	}
-	if !c.tls.OffersEarlyData() || !st.Used0RTT {
-		t.Errorf("0-RTT offered %t, accepted %t; want both (the ticket allows it)", c.tls.OffersEarlyData(), st.Used0RTT)
+	if !c.tls.OffersEarlyData() || !st.Used0RTT || !c.UsedEarlyData() {
+		t.Errorf("0-RTT offered %t, accepted %t (client %t); want all (the ticket allows it)", c.tls.OffersEarlyData(), st.Used0RTT, c.UsedEarlyData())
+	}
+	// Dial returned before the handshake completed: the echo's stream
+	// went in 0-RTT.
+	if !early {
+		t.Error("the echo did not come in 0-RTT")
 	}
 	// quic-go sends a NEW_TOKEN token after the handshake: kept with the
 	// ticket, it goes in the resumed connection's Initials.
@@ -179,8 +215,13 @@ func TestResumptionRejects(t *testing.T) {
 			if st.TLS.DidResume != tc.resumed || c.Resumed() != tc.resumed {
 				t.Errorf("resumed: server %t, client %t; want %t", st.TLS.DidResume, c.Resumed(), tc.resumed)
 			}
-			if st.Used0RTT != tc.accepted {
-				t.Errorf("0-RTT accepted %t, want %t", st.Used0RTT, tc.accepted)
+			if st.Used0RTT != tc.accepted || c.UsedEarlyData() != tc.accepted {
+				t.Errorf("0-RTT accepted %t (client %t), want %t", st.Used0RTT, c.UsedEarlyData(), tc.accepted)
+			}
+			// The echo (sent in 0-RTT, declined) went through: it was
+			// sent again in 1-RTT (dialTickets checks the echo).
+			if !c.early {
+				t.Error("no 0-RTT was sent")
 			}
 			// The used ticket is gone; the new connection's is kept.
 			if sessions.Len() != 1 {

@@ -51,6 +51,20 @@ func (ss *streams) applyPeer(p *params) {
 	ss.maxBidi, ss.maxUni = p.maxStreamsBidi, p.maxStreamsUni
 }
 
+// earlyLimits gives the streams opened under 0-RTT's remembered limits
+// the server's new ones (p, from this handshake).
+func (ss *streams) earlyLimits(p *params) {
+	for id, s := range ss.m {
+		if id&1 == 0 { // client-initiated
+			if id&2 != 0 {
+				s.peerMax = max(s.peerMax, p.uni)
+			} else {
+				s.peerMax = max(s.peerMax, p.bidiRemote)
+			}
+		}
+	}
+}
+
 func signal(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:

@@ -277,7 +277,22 @@ func (c *QUICConn) Start(ctx context.Context) error { return c.uc.Start(ctx) }
 // NextEvent returns the next event, or one of Kind QUICNoEvent.
 func (c *QUICConn) NextEvent() QUICEvent {
 	e := c.uc.NextEvent()
+	if e.Kind == utls.QUICTransportParameters && c.sc != nil {
+		// Kept with the tickets this connection receives, for the
+		// limits of a later connection's 0-RTT.
+		c.sc.params = slices.Clone(e.Data)
+	}
 	return QUICEvent{Kind: QUICEventKind(e.Kind), Level: QUICLevel(e.Level), Suite: e.Suite, Data: e.Data}
+}
+
+// EarlyParams returns the server's transport parameters remembered with
+// the ticket the hello offers, when it also offers 0-RTT: the limits the
+// client's 0-RTT data must keep to (RFC 9000 §7.4.1). Nil otherwise.
+func (c *QUICConn) EarlyParams() []byte {
+	if !c.early || c.sc == nil || c.sc.pinned == nil {
+		return nil
+	}
+	return c.sc.pinned.params
 }
 
 // HandleData hands the handshake CRYPTO data received at level, in order.

@@ -56,6 +56,10 @@ type cacheEntry struct {
 	// connection that uses the ticket, as Chromium keeps it: with the
 	// session, used once.
 	token []byte
+	// params are the server's QUIC transport parameters on the
+	// connection that received this ticket: a 0-RTT client takes its
+	// limits from them (RFC 9000 §7.4.1).
+	params []byte
 	// roots keeps the pool the scope key names by address alive, so that
 	// the address cannot be reused by another pool while the entry exists.
 	roots *x509.CertPool
@@ -157,8 +161,9 @@ type scopedCache struct {
 	roots  *x509.CertPool
 	pinned *cacheEntry
 	// token is the connection's last NEW_TOKEN token (QUIC), kept with
-	// the tickets it stores.
-	token []byte
+	// the tickets it stores, and params the server's transport
+	// parameters.
+	token, params []byte
 }
 
 // Get implements utls.ClientSessionCache.
@@ -176,7 +181,7 @@ func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
 	// read needs only if nothing deep runs on it (a goroutine's stack
 	// grows but shrinks back only by halves while little of it is used,
 	// and an idle HTTP/2 connection is mostly its reader's stack).
-	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots, token: s.token})
+	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots, token: s.token, params: s.params})
 }
 
 // sessionInfo reads the version, for TLS 1.3 the use-by time, the size
