@@ -19,7 +19,8 @@ import (
 // certificate verification, a UDP socket of its own that closes with the
 // connection. Tickets are kept in and taken from sessions (see
 // tlsfp.QUICClient): a resumed QUIC connection offers the ticket and
-// early_data as Chromium does, but sends nothing in 0-RTT yet.
+// early_data as Chromium does and returns before the handshake completes,
+// so that the control stream and idempotent requests go in 0-RTT.
 func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -113,7 +114,11 @@ func (q quicConn) CloseWithError(code uint64, reason string) error {
 	return q.c.CloseWithError(code, reason)
 }
 func (q quicConn) Done() <-chan struct{} { return q.c.Done() }
-func (q quicConn) Err() error            { return quicErr(q.c.Err()) }
+
+// HandshakeComplete is closed when the QUIC handshake completes; a
+// connection that resumed with 0-RTT comes from the dial before that.
+func (q quicConn) HandshakeComplete() <-chan struct{} { return q.c.HandshakeComplete() }
+func (q quicConn) Err() error                         { return quicErr(q.c.Err()) }
 
 // quicErr maps internal/quic's errors to what internal/h3 tells apart: a
 // peer's stream reset, a peer's application close, a deadline.
