@@ -358,8 +358,8 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 			return nil, err
 		}
 	}
-	c.armTimer(now)
 	early := c.early
+	c.armTimer(now)
 	c.mu.Unlock()
 	go c.run()
 	if early {
