@@ -132,6 +132,7 @@ type Conn struct {
 	// declined it.
 	seal0                *quicwire.Keys
 	early, earlyRejected bool
+	sent0RTT             int // 0-RTT packets sent
 	// keyUpdates counts the server's key updates followed;
 	// lostPackets the packets declared lost.
 	keyUpdates, lostPackets int

@@ -30,6 +30,8 @@ type pktDesc struct {
 	end    int // the payload's end, once another packet follows
 	pn     uint64
 	keys   *quicwire.Keys
+	// zeroRTT: a 0-RTT packet
+	zeroRTT bool
 }
 
 // room is what frames may still take in the datagram.
@@ -57,7 +59,7 @@ func (c *Conn) startPacket(sp int) {
 	if sp == spApp && d.keys == nil {
 		// 0-RTT: a long header, in the application packet number space
 		// (RFC 9000 §17.2.3).
-		d.keys = c.seal0
+		d.keys, d.zeroRTT = c.seal0, true
 		b.buf = append(b.buf, 0xd0|byte(d.pnLen-1), 0, 0, 0, 1, byte(len(c.dcid)))
 		b.buf = append(b.buf, c.dcid...)
 		b.buf = append(b.buf, byte(len(c.scid)))
@@ -218,6 +220,9 @@ func (c *Conn) buildDatagram(now time.Time) bool {
 			continue
 		}
 		c.keepPacket()
+		if b.cur.zeroRTT {
+			c.sent0RTT++
+		}
 		any = true
 		p.ackEliciting, p.inFlight = b.elicit, b.elicit
 		if sp == spHandshake {
