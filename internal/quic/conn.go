@@ -132,7 +132,8 @@ type Conn struct {
 	// declined it.
 	seal0                *quicwire.Keys
 	early, earlyRejected bool
-	sent0RTT             int // 0-RTT packets sent
+	sent0RTT             int  // 0-RTT packets sent
+	peerSet              bool // the server's transport parameters arrived
 	// keyUpdates counts the server's key updates followed;
 	// lostPackets the packets declared lost.
 	keyUpdates, lostPackets int
@@ -455,10 +456,10 @@ func (c *Conn) startEarly() error {
 // rejectEarly handles a server that declined 0-RTT: nothing sent in it
 // arrived, so every 0-RTT packet's frames are queued again, for 1-RTT,
 // without a congestion signal (RFC 9001 §4.6.2).
-func (c *Conn) rejectEarly() {
+func (c *Conn) rejectEarly() error {
 	c.seal0 = nil
 	if !c.early {
-		return
+		return nil
 	}
 	c.earlyRejected = true
 	s := &c.spaces[spApp]
@@ -476,6 +477,10 @@ func (c *Conn) rejectEarly() {
 		c.requeue(spApp, p)
 	}
 	c.compact(spApp)
+	if c.peerSet {
+		return c.streams.rejectedLimits(&c.peer)
+	}
+	return nil // the new limits come later (applyPeerParams checks them)
 }
 
 // Done is closed when the connection is gone; Err says why.
@@ -702,7 +707,9 @@ func (c *Conn) drainTLS() error {
 				return err
 			}
 		case tlsfp.QUICRejectedEarlyData:
-			c.rejectEarly()
+			if err := c.rejectEarly(); err != nil {
+				return err
+			}
 		case tlsfp.QUICHandshakeDone:
 			if !c.tlsDone {
 				// The RTT the next connection to the server sends as
@@ -752,8 +759,12 @@ func (c *Conn) applyPeerParams(b []byte) error {
 	if int(p.maxUDPPayload) < c.maxSize {
 		c.maxSize = int(p.maxUDPPayload)
 	}
+	c.peerSet = true
 	sent := c.streams.sendMax
 	c.streams.applyPeer(&p)
+	if c.earlyRejected {
+		return c.streams.rejectedLimits(&p)
+	}
 	if c.early {
 		// What 0-RTT sent under the remembered limits stays sent: the
 		// limits only grow from there (a server that accepted 0-RTT
@@ -1072,6 +1083,9 @@ func (c *Conn) onCrypto(sp int, f *quicwire.Frame) {
 		code := TransportErrorCode(CryptoError + 80)
 		if _, ok := err.(errTransportParameter); ok {
 			code = TransportParameterError
+		}
+		if err == ErrEarlyLimits {
+			code = InternalError
 		}
 		c.fail(code, quicwire.FrameCrypto, "", err)
 	}

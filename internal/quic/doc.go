@@ -45,13 +45,13 @@
 // packets, under the limits remembered with the ticket (RFC 9000
 // §7.4.1); HandshakeComplete says when the handshake is done,
 // UsedEarlyData whether the server took the 0-RTT data. A declined
-// 0-RTT is sent again in 1-RTT.
+// 0-RTT is sent again in 1-RTT, under the server's new limits; if 0-RTT
+// already sent past them, the connection ends with ErrEarlyLimits.
 //
 // # Not done
 //
-// A server that declines 0-RTT and lowers its limits below what 0-RTT
-// sent is not checked; no connection migration or path validation beyond
-// answering PATH_CHALLENGE, no pacing, no ECN, no persistent congestion
+// No connection migration or path validation beyond answering
+// PATH_CHALLENGE, no pacing, no ECN, no persistent congestion
 // detection, no key update initiated by the client (the server's are
 // followed), server-initiated bidirectional streams are refused by
 // dropping their data (HTTP/3 servers open none), DATAGRAM frames are

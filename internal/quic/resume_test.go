@@ -2,7 +2,9 @@ package quic
 
 import (
 	"context"
+	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,10 +28,15 @@ type resumeServer struct {
 
 func newResumeServer(t *testing.T, key [32]byte, allow0RTT bool) *resumeServer {
 	t.Helper()
+	return newResumeServerConfig(t, key, &quicgo.Config{Allow0RTT: allow0RTT})
+}
+
+func newResumeServerConfig(t *testing.T, key [32]byte, qc *quicgo.Config) *resumeServer {
+	t.Helper()
 	cert := testpeer.Localhost(t)
 	tc := cert.ServerConfig("h3")
 	tc.SetSessionTicketKeys([][32]byte{key})
-	ln, err := quicgo.ListenAddrEarly("127.0.0.1:0", tc, &quicgo.Config{Allow0RTT: allow0RTT})
+	ln, err := quicgo.ListenAddrEarly("127.0.0.1:0", tc, qc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,4 +269,45 @@ func TestResumptionNoCache(t *testing.T) {
 			t.Fatal("resumed (or sent a token) without a cache")
 		}
 	}
+}
+
+// TestResumptionEarlyLimits is RELIABILITY Q-68: a server that declines
+// 0-RTT and advertises stream and connection windows (1000 bytes) below
+// what the client already sent in 0-RTT under the remembered ones (8 KiB
+// on one stream): that data cannot be sent again, so the connection ends
+// with a ConnectionError whose cause is ErrEarlyLimits, and the write or
+// read on the stream fails with it rather than hang.
+func TestResumptionEarlyLimits(t *testing.T) {
+	var key [32]byte
+	key[0] = 3
+	first := newResumeServer(t, key, true)
+	small := newResumeServerConfig(t, key, &quicgo.Config{InitialStreamReceiveWindow: 1000, InitialConnectionReceiveWindow: 1000})
+	data := randomBytes(8<<10, 3)
+	for try := 0; try < 3; try++ {
+		sessions := tlsfp.NewSessionCache()
+		dialTickets(t, "chrome156-linux", first.addr(), first.cert, sessions)
+		first.next(t)
+		c, err := dial(t, "chrome156-linux", small.addr(), small.cert, func(cfg *Config) { cfg.TLS.Sessions = sessions })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		err = echo(ctx, c, slices.Clone(data))
+		cancel()
+		c.mu.Lock()
+		sent := c.sent0RTT
+		c.mu.Unlock()
+		if sent == 0 {
+			continue // the write came after the handshake: nothing to test
+		}
+		if !errors.Is(err, ErrEarlyLimits) || !errors.Is(c.Err(), ErrEarlyLimits) {
+			t.Fatalf("echo: %v; connection: %v; want ErrEarlyLimits", err, c.Err())
+		}
+		var ce *ConnectionError
+		if !errors.As(c.Err(), &ce) || ce.Remote {
+			t.Errorf("connection error %v, want a local ConnectionError", c.Err())
+		}
+		return
+	}
+	t.Fatal("no try sent 0-RTT")
 }
