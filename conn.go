@@ -27,6 +27,10 @@ type conn struct {
 	h1  *h1.Conn
 	h2  *h2.ClientConn
 	h3  *h3.ClientConn
+	// h3Early, for an HTTP/3 connection that resumed with 0-RTT, is
+	// closed when its handshake completes: until then only idempotent
+	// requests go out (in 0-RTT, which a server may replay).
+	h3Early <-chan struct{}
 	// altUsed is an HTTP/3 connection's alternative authority, for
 	// Alt-Used.
 	altUsed string

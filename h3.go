@@ -14,13 +14,15 @@ import (
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/pool"
 	"github.com/guise-http/guise/internal/reqhead"
+	"github.com/guise-http/guise/internal/tlsfp"
 	"github.com/guise-http/guise/profile"
 )
 
 // quicDialer opens a QUIC connection with ALPN h3 to addr (host:port),
 // for serverName, with o's profile (its QUIC first flight) and o's
-// certificate verification. It returns once the handshake is done.
-type quicDialer func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error)
+// certificate verification, keeping and using TLS tickets in sessions (nil
+// for none: isolated calls). It returns once the handshake is done.
+type quicDialer func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error)
 
 // dialQUIC is guise's QUIC client (quic.go). quic-go's client must never
 // go here: its ClientHello is Go's, not the browser's.
@@ -106,7 +108,13 @@ func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, 
 	hctx, cancel := context.WithTimeout(ctx, quicHandshakeTimeout)
 	defer cancel()
 	start := time.Now()
-	qc, err := st.quic(hctx, net.JoinHostPort(host, port), host, o)
+	// QUIC tickets go where TCP's do: the Transport's cache (a Session's
+	// own Transport unless Sessions share one), none for isolated calls.
+	var sessions *tlsfp.SessionCache
+	if !o.isolated {
+		sessions = st.sessions
+	}
+	qc, err := st.quic(hctx, net.JoinHostPort(host, port), host, o, sessions)
 	if err != nil {
 		if ctx.Err() == nil && hctx.Err() != nil {
 			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
@@ -118,9 +126,19 @@ func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, 
 	if err != nil {
 		return nil, err
 	}
-	st.h3RTT.Store(int64(hs))
+	var early <-chan struct{}
+	if e, ok := qc.(interface{ HandshakeComplete() <-chan struct{} }); ok {
+		select {
+		case <-e.HandshakeComplete():
+		default:
+			early = e.HandshakeComplete() // 0-RTT: the dial took no round trip
+		}
+	}
+	if early == nil {
+		st.h3RTT.Store(int64(hs))
+	}
 	st.h3Works.Store(true)
-	c := &conn{st: st, key: key, roots: o.rootCAs, h3: cc, altUsed: host}
+	c := &conn{st: st, key: key, roots: o.rootCAs, h3: cc, altUsed: host, h3Early: early}
 	if port != "443" {
 		c.altUsed = net.JoinHostPort(host, port)
 	}
@@ -315,6 +333,15 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 		Header: hdr, Body: b.r, BodyBytes: b.bytes, ContentLength: b.length,
 		HeadTimeout: c.st.headTO, BodyIdleTimeout: c.st.bodyTO,
 	}
+	if c.h3Early != nil && !idempotent(r.Method) {
+		// Not in 0-RTT, as browsers: a replayed POST could act twice.
+		select {
+		case <-c.h3Early:
+		case <-ctx.Done():
+			c.closeIfIsolated()
+			return nil, ctx.Err()
+		}
+	}
 	hr, err := c.h3.RoundTrip(ctx, r)
 	if err != nil {
 		c.closeIfIsolated()
@@ -373,4 +400,11 @@ func (b *h3Body) Close() error {
 		b.c.closeIfIsolated()
 	}
 	return err
+}
+
+// idempotent reports whether a request with method may go in 0-RTT: GET,
+// HEAD and OPTIONS (RFC 9110 §9.2.1's safe methods), as browsers send
+// in it.
+func idempotent(method string) bool {
+	return method == "GET" || method == "HEAD" || method == "OPTIONS"
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/testpeer/quicgo"
+	"github.com/guise-http/guise/internal/tlsfp"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -40,7 +41,7 @@ func h3MatchesRecording(t *testing.T, stack, name, browser string) {
 	}
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.ListenAddr())
-	dial := func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+	dial := func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
 		c, err := quicgo.Dial(ctx, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: atoi(port)}, o.rootCAs, serverName)
 		if err != nil {
 			return nil, err
@@ -48,8 +49,8 @@ func h3MatchesRecording(t *testing.T, stack, name, browser string) {
 		return c, nil
 	}
 	if stack == "guise" {
-		dial = func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
-			return dialGuiseQUIC(ctx, "127.0.0.1:"+port, serverName, o)
+		dial = func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
+			return dialGuiseQUIC(ctx, "127.0.0.1:"+port, serverName, o, sessions)
 		}
 	}
 	tr := &Transport{quicDial: dial}

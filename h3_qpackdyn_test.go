@@ -13,6 +13,7 @@ import (
 	"github.com/guise-http/guise/fingerprint"
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/testpeer/quicgo"
+	"github.com/guise-http/guise/internal/tlsfp"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -45,7 +46,7 @@ func h3DynamicMatches(t *testing.T, name, browser string) {
 	}
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.ListenAddr())
-	tr := &Transport{quicDial: func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+	tr := &Transport{quicDial: func(ctx context.Context, addr, serverName string, o *options, _ *tlsfp.SessionCache) (h3.Conn, error) {
 		return quicgo.Dial(ctx, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: atoi(port)}, o.rootCAs, serverName)
 	}}
 	s := &Session{Profile: name, RootCAs: srv.CertPool(), Transport: tr, Protocol: HTTP3}

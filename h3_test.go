@@ -16,12 +16,13 @@ import (
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/internal/testpeer/quicgo"
+	"github.com/guise-http/guise/internal/tlsfp"
 )
 
 // quicgoDialer is the test seam's QUIC: quic-go's client (never used in
 // production, whose QUIC is guise's own), counting its dials.
 func quicgoDialer(dials *atomic.Int32) quicDialer {
-	return func(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+	return func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
 		dials.Add(1)
 		ua, err := net.ResolveUDPAddr("udp", addr)
 		if err != nil {

@@ -80,7 +80,7 @@ var importRules = []importRule{
 	{pkg: "internal/tlsfp", layer: 2, mod: "profile",
 		ext: "github.com/refraction-networking/utls golang.org/x/crypto/cryptobyte golang.org/x/crypto/x509roots/fallback/bundle golang.org/x/sys/unix",
 		std: "bytes container/list context crypto/ecdh crypto/ed25519 crypto/mlkem crypto/rand crypto/sha256 crypto/sha512 crypto/x509 " +
-			"encoding/binary errors fmt io math/big net os reflect slices strconv strings sync sync/atomic syscall time"},
+			"encoding/binary errors fmt io math/big net os reflect slices strconv strings sync sync/atomic syscall time unsafe"},
 	// The HTTP/3 engine over a QUIC interface of its own: no QUIC stack, no
 	// TLS, no pool, no profile (the root turns the profile into its Config).
 	{pkg: "internal/h3", layer: 2, mod: "fields internal/quicwire internal/h3wire",

@@ -18,9 +18,11 @@ import (
 // dialGuiseQUIC is guise's own QUIC client (internal/quic) as a
 // quicDialer: the profile's QUIC first flight and ClientHello, o's
 // certificate verification, a UDP socket of its own that closes with the
-// connection. No session tickets are kept yet: every QUIC handshake is a
-// full one.
-func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options) (h3.Conn, error) {
+// connection. Tickets are kept in and taken from sessions (see
+// tlsfp.QUICClient): a resumed QUIC connection offers the ticket and
+// early_data as Chromium does and returns before the handshake completes,
+// so that the control stream and idempotent requests go in 0-RTT.
+func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,7 @@ func dialGuiseQUIC(ctx context.Context, addr, serverName string, o *options) (h3
 		return nil, err
 	}
 	cfg := &quic.Config{
-		TLS:        &tlsfp.Config{Profile: o.profile.p, RootCAs: o.rootCAs, TrustStore: o.trust, InsecureSkipVerify: o.insecure},
+		TLS:        &tlsfp.Config{Profile: o.profile.p, RootCAs: o.rootCAs, TrustStore: o.trust, InsecureSkipVerify: o.insecure, Sessions: sessions},
 		ServerName: serverName,
 	}
 	c, err := quic.Dial(ctx, pc, raddr, cfg)
@@ -113,7 +115,11 @@ func (q quicConn) CloseWithError(code uint64, reason string) error {
 	return q.c.CloseWithError(code, reason)
 }
 func (q quicConn) Done() <-chan struct{} { return q.c.Done() }
-func (q quicConn) Err() error            { return quicErr(q.c.Err()) }
+
+// HandshakeComplete is closed when the QUIC handshake completes; a
+// connection that resumed with 0-RTT comes from the dial before that.
+func (q quicConn) HandshakeComplete() <-chan struct{} { return q.c.HandshakeComplete() }
+func (q quicConn) Err() error                         { return quicErr(q.c.Err()) }
 
 // quicErr maps internal/quic's errors to what internal/h3 tells apart: a
 // peer's stream reset, a peer's application close, a deadline.

@@ -16,12 +16,16 @@ type quicJSON struct {
 	Streams        []quicStreamJSON   `json:"streams"`
 	// The QPACK settings the server advertised, when it allowed a
 	// dynamic table.
-	QPACKMaxTableCapacity uint64      `json:"server_qpack_max_table_capacity,omitempty"`
-	QPACKBlockedStreams   uint64      `json:"server_qpack_blocked_streams,omitempty"`
-	Flight                *flightJSON `json:"initial,omitempty"`
-	FlightError           string      `json:"initial_error,omitempty"`
-	HTTP3                 *http3JSON  `json:"http3,omitempty"`
-	HTTP3Error            string      `json:"http3_error,omitempty"`
+	QPACKMaxTableCapacity uint64 `json:"server_qpack_max_table_capacity,omitempty"`
+	QPACKBlockedStreams   uint64 `json:"server_qpack_blocked_streams,omitempty"`
+	Used0RTT              bool   `json:"used_0rtt,omitempty"`
+	// Negotiated is what the QUIC handshake's TLS negotiated (for a TLS
+	// connection it is tls.negotiated).
+	Negotiated  *Negotiated `json:"negotiated,omitempty"`
+	Flight      *flightJSON `json:"initial,omitempty"`
+	FlightError string      `json:"initial_error,omitempty"`
+	HTTP3       *http3JSON  `json:"http3,omitempty"`
+	HTTP3Error  string      `json:"http3_error,omitempty"`
 }
 
 type quicDatagramJSON struct {
@@ -33,6 +37,7 @@ type quicStreamJSON struct {
 	ID     uint64 `json:"id"`
 	Total  int64  `json:"bytes_total"`
 	Fin    bool   `json:"fin"`
+	Early  bool   `json:"early,omitempty"`
 	RawHex string `json:"raw_hex"`
 }
 
@@ -164,13 +169,13 @@ func quicReport(r *ConnRecord) *quicJSON {
 	if r.QUIC == nil {
 		return nil
 	}
-	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{},
+	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Used0RTT: r.QUIC.Used0RTT, Negotiated: r.Negotiated, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{},
 		QPACKMaxTableCapacity: r.QUIC.QPACKMaxTableCapacity, QPACKBlockedStreams: r.QUIC.QPACKBlockedStreams}
 	for _, d := range r.QUIC.Datagrams {
 		j.Datagrams = append(j.Datagrams, quicDatagramJSON{Size: d.Size, RawHex: hex.EncodeToString(d.Data)})
 	}
 	for _, s := range r.QUIC.Streams {
-		j.Streams = append(j.Streams, quicStreamJSON{ID: s.ID, Total: s.Total, Fin: s.Fin, RawHex: hex.EncodeToString(s.Data)})
+		j.Streams = append(j.Streams, quicStreamJSON{ID: s.ID, Total: s.Total, Fin: s.Fin, Early: s.Early, RawHex: hex.EncodeToString(s.Data)})
 	}
 	if fl, err := r.QUICFlight(); fl != nil {
 		j.Flight = flightReport(fl, err)
@@ -279,7 +284,7 @@ func h3FramesJSON(fs []H3Frame) []h3FrameJSON {
 
 // decodeQUIC reads the raw part of a "quic" object back.
 func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
-	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal,
+	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal, Used0RTT: j.Used0RTT,
 		QPACKMaxTableCapacity: j.QPACKMaxTableCapacity, QPACKBlockedStreams: j.QPACKBlockedStreams}
 	for _, d := range j.Datagrams {
 		b, err := hex.DecodeString(d.RawHex)
@@ -296,7 +301,7 @@ func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
 		if err != nil {
 			return nil, errors.New("fingerprint: decode record: quic stream raw_hex: " + err.Error())
 		}
-		q.Streams = append(q.Streams, QUICStream{ID: s.ID, Data: b, Total: max(s.Total, int64(len(b))), Fin: s.Fin})
+		q.Streams = append(q.Streams, QUICStream{ID: s.ID, Data: b, Total: max(s.Total, int64(len(b))), Fin: s.Fin, Early: s.Early})
 	}
 	q.DatagramsTotal = max(q.DatagramsTotal, len(q.Datagrams))
 	return q, nil

@@ -34,6 +34,8 @@ type QUICRecord struct {
 	// the server advertised (Server.QPACKMaxTableCapacity); zero when it
 	// allowed no dynamic table. Decoding the field sections needs them.
 	QPACKMaxTableCapacity, QPACKBlockedStreams uint64
+	// Used0RTT says the server accepted the client's 0-RTT data.
+	Used0RTT bool
 }
 
 // QUICDatagram is one UDP datagram from the client.
@@ -48,6 +50,9 @@ type QUICStream struct {
 	Data  []byte // the first bytes, at most maxQUICStreamBytes
 	Total int64  // every byte received
 	Fin   bool   // the client ended the stream
+	// Early says the server accepted the stream before the handshake
+	// completed: its first bytes came in 0-RTT packets.
+	Early bool
 }
 
 // QUICFlight is the client's Initial packets taken apart: decrypted with

@@ -8,8 +8,11 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +29,7 @@ import (
 type quicSide struct {
 	udp   *net.UDPConn
 	tr    *quic.Transport
-	ln    *quic.Listener
+	ln    *quic.EarlyListener
 	conns map[string]*liveConn // by client address; guarded by Server.mu
 	open  map[*quic.Conn]struct{}
 	// pending are the handshake deadlines of registered connections.
@@ -44,9 +47,13 @@ func (s *Server) listenQUIC(tcp net.Addr) error {
 	q := &quicSide{udp: udp, conns: map[string]*liveConn{}, open: map[*quic.Conn]struct{}{}}
 	q.tr = &quic.Transport{Conn: &tapConn{u: udp, srv: s}}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{s.ca.Leaf()}, NextProtos: []string{ProtoH3}}
-	q.ln, err = q.tr.Listen(tlsConf, &quic.Config{
+	// ListenEarly with Allow0RTT: the session tickets crypto/tls issues
+	// allow early data, so a resumed connection can carry 0-RTT requests,
+	// which the server serves before the handshake completes.
+	q.ln, err = q.tr.ListenEarly(tlsConf, &quic.Config{
 		HandshakeIdleTimeout: s.handshakeTimeout(),
 		MaxIdleTimeout:       s.idleTimeout(),
+		Allow0RTT:            true,
 	})
 	if err != nil {
 		udp.Close()
@@ -207,8 +214,9 @@ func (q *QUICRecord) clone() *QUICRecord {
 	return &c
 }
 
-// streamData records bytes of stream id; it returns the stream's index.
-func (lc *liveConn) streamData(idx int, id uint64, p []byte, fin bool) int {
+// streamData records bytes of stream id, which was accepted before the
+// handshake completed if early; it returns the stream's index.
+func (lc *liveConn) streamData(idx int, id uint64, early bool, p []byte, fin bool) int {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	qr := lc.rec.QUIC
@@ -216,7 +224,7 @@ func (lc *liveConn) streamData(idx int, id uint64, p []byte, fin bool) int {
 		if len(qr.Streams) >= maxQUICStreams {
 			return -2 // not kept
 		}
-		qr.Streams = append(qr.Streams, QUICStream{ID: id})
+		qr.Streams = append(qr.Streams, QUICStream{ID: id, Early: early})
 		idx = len(qr.Streams) - 1
 	}
 	if idx == -2 {
@@ -252,14 +260,19 @@ func (s *Server) acceptQUIC(q *quicSide) {
 	}
 }
 
-// serveQUIC answers HTTP/3 on one connection until it closes.
+// h3Conn is what a request handler needs of its connection.
+type h3Conn struct {
+	c    *quic.Conn
+	mu   sync.Mutex // over ctrl's writes
+	ctrl *quic.SendStream
+}
+
+// serveQUIC answers HTTP/3 on one connection until it closes. The
+// connection is accepted early: streams that arrive before the handshake
+// completes came in 0-RTT packets and are marked so.
 func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	defer q.wg.Done()
-	lc.mu.Lock()
-	lc.rec.Negotiated = negotiated(c.ConnectionState().TLS)
-	lc.rec.Protocol = ProtoH3
-	lc.mu.Unlock()
-	s.notify()
+	hc := &h3Conn{c: c}
 	s.holdSettings(c)
 	if ctrl, err := c.OpenUniStream(); err == nil {
 		// The server's control stream: SETTINGS with no QPACK dynamic
@@ -268,9 +281,26 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 		b = h3wire.AppendSettings(b, append([]h3wire.Setting{{ID: h3wire.SettingMaxFieldSectionSize, Value: maxH3FieldSection}},
 			s.qpackSettings()...)...)
 		ctrl.Write(b)
+		hc.ctrl = ctrl
 	}
 	qc := s.newQPACKConn(c, lc) // nil unless a dynamic table is allowed
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-c.HandshakeComplete():
+		case <-c.Context().Done():
+			return
+		}
+		st := c.ConnectionState()
+		lc.mu.Lock()
+		lc.rec.Negotiated = negotiated(st.TLS)
+		lc.rec.Protocol = ProtoH3
+		lc.rec.QUIC.Used0RTT = st.Used0RTT
+		lc.mu.Unlock()
+		s.notify()
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -279,10 +309,11 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 			if err != nil {
 				return
 			}
+			early := !handshakeDone(c)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.readUni(lc, u, qc.uniReader())
+				s.readUni(lc, u, early, qc.uniReader())
 			}()
 		}
 	}()
@@ -291,10 +322,11 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 		if err != nil {
 			break
 		}
+		early := !handshakeDone(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.serveH3Request(lc, st, qc)
+			s.serveH3Request(lc, hc, st, early, qc)
 		}()
 	}
 	c.CloseWithError(0, "")
@@ -305,14 +337,24 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	lc.finish("")
 }
 
+// handshakeDone reports whether c's handshake has completed.
+func handshakeDone(c *quic.Conn) bool {
+	select {
+	case <-c.HandshakeComplete():
+		return true
+	default:
+		return false
+	}
+}
+
 // readUni records a unidirectional stream until it ends.
-func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, ur *uniReader) {
+func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, early bool, ur *uniReader) {
 	idx := -1
 	buf := make([]byte, 4096)
 	for {
 		n, err := u.Read(buf)
 		if n > 0 || err == io.EOF {
-			idx = lc.streamData(idx, uint64(u.StreamID()), buf[:n], err == io.EOF)
+			idx = lc.streamData(idx, uint64(u.StreamID()), early, buf[:n], err == io.EOF)
 			ur.read(buf[:n])
 			s.notify()
 		}
@@ -326,14 +368,26 @@ func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, ur *uniReader) {
 var h3Pixel = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
 // H3Page is the page the echo server serves over HTTP/3 at "/": it makes
-// the browser send an image request and a fetch() on the same connection.
+// the browser send an image request and a fetch() on the same connection,
+// then /h3/close (after which the server sends GOAWAY) and /h3/resume,
+// which goes out on a new connection that resumes the TLS session (and
+// may carry it in 0-RTT). Like the TCP page it tries close and resume up
+// to three times, until the answer says the connection resumed, and an
+// image, /h3/wait.gif, holds the load event until then (Firefox's
+// --screenshot ends at load).
 const H3Page = `<!doctype html><html><head><title>guise h3</title></head><body>` +
-	`<img src="/h3/pixel.gif"><script>fetch("/h3/fetch").then(r => r.text()).then(t => { document.title = t })</script>` +
+	`<img src="/h3/pixel.gif"><img src="/h3/wait.gif"><script>(async () => {` +
+	`var t = await (await fetch("/h3/fetch")).text();` +
+	`for (var i = 1; i <= 3; i++) {` +
+	`try { await (await fetch("/h3/close")).text();` +
+	` var r = await (await fetch("/h3/resume?try=" + i)).json(); t += " resume " + r.resumed + " early " + r.early;` +
+	` if (r.resumed) { break; } } catch (e) { t += " failed " + e; } }` +
+	`document.title = t })()</script>` +
 	`</body></html>`
 
 // serveH3Request reads a request stream, answers its HEADERS, and keeps
 // recording until the client ends the stream.
-func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream, qc *qpackConn) {
+func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, early bool, qc *qpackConn) {
 	st.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
 	idx := -1
 	var in []byte
@@ -342,12 +396,12 @@ func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream, qc *qpackConn) {
 	for {
 		n, err := st.Read(buf)
 		if n > 0 || err == io.EOF {
-			idx = lc.streamData(idx, uint64(st.StreamID()), buf[:n], err == io.EOF)
+			idx = lc.streamData(idx, uint64(st.StreamID()), early, buf[:n], err == io.EOF)
 			if !answered && len(in) < maxQUICStreamBytes {
 				in = append(in, buf[:n]...)
 				if f, perr := h3wire.ParseFrame(in); perr == nil && f.Type == h3wire.FrameHeaders {
 					answered = true
-					s.answerH3(lc, st, f.Payload, qc)
+					s.answerH3(lc, hc, st, f.Payload, qc)
 				} else if perr != nil && !errors.Is(perr, h3wire.ErrTruncated) {
 					st.CancelRead(0x101) // H3_GENERAL_PROTOCOL_ERROR
 					st.CancelWrite(0x101)
@@ -367,7 +421,7 @@ func (s *Server) serveH3Request(lc *liveConn, st *quic.Stream, qc *qpackConn) {
 
 // answerH3 writes the response to a request whose HEADERS payload is
 // block.
-func (s *Server) answerH3(lc *liveConn, st *quic.Stream, block []byte, qc *qpackConn) {
+func (s *Server) answerH3(lc *liveConn, hc *h3Conn, st *quic.Stream, block []byte, qc *qpackConn) {
 	path := "/"
 	if qc != nil {
 		if fs, err := qc.decode(uint64(st.StreamID()), block, s.handshakeTimeout()); err == nil {
@@ -380,12 +434,27 @@ func (s *Server) answerH3(lc *liveConn, st *quic.Stream, block []byte, qc *qpack
 			path = p
 		}
 	}
+	path, query, _ := strings.Cut(path, "?")
 	ctype, body := "text/plain; charset=utf-8", []byte("ok")
 	switch path {
 	case "/":
+		s.h3Pages.Add(1)
 		ctype, body = "text/html; charset=utf-8", []byte(H3Page)
 	case "/h3/pixel.gif":
 		ctype, body = "image/gif", h3Pixel
+	case "/h3/wait.gif":
+		s.waitH3Resume()
+		ctype, body = "image/gif", h3Pixel
+	case "/h3/close":
+		// GOAWAY past this request: the client sends later requests on
+		// a new connection, and ends this one when it is done with it.
+		hc.mu.Lock()
+		if hc.ctrl != nil {
+			hc.ctrl.Write(h3wire.AppendFrame(nil, h3wire.FrameGoAway, quicwire.AppendVarint(nil, uint64(st.StreamID())+4)))
+		}
+		hc.mu.Unlock()
+	case "/h3/resume":
+		ctype, body = "application/json", s.h3Resume(hc.c, query)
 	}
 	head := h3wire.AppendResponseSection(nil,
 		h3wire.Field{Name: "content-type", Value: ctype},
@@ -398,6 +467,43 @@ func (s *Server) answerH3(lc *liveConn, st *quic.Stream, block []byte, qc *qpack
 	lc.mu.Lock()
 	lc.rec.Requests++
 	lc.mu.Unlock()
+}
+
+// h3Resume answers /h3/resume: whether the connection resumed a session
+// and whether it used 0-RTT, known once the handshake completes. The
+// page's resume step counts as done when it resumed or at the last try.
+func (s *Server) h3Resume(c *quic.Conn, query string) []byte {
+	select {
+	case <-c.HandshakeComplete():
+	case <-c.Context().Done():
+	case <-time.After(s.handshakeTimeout()):
+	}
+	st := c.ConnectionState()
+	resumed := st.TLS.DidResume
+	if resumed || query == "try="+strconv.Itoa(maxResumeTries) {
+		s.h3Resumes.Add(1)
+		s.notify()
+	}
+	return fmt.Appendf(nil, "{\"ok\":true,\"resumed\":%t,\"early\":%t}\n", resumed, st.Used0RTT)
+}
+
+// waitH3Resume returns once every HTTP/3 page served so far was followed
+// by its resume step, or after waitLimit.
+func (s *Server) waitH3Resume() {
+	deadline := time.After(waitLimit)
+	for s.h3Resumes.Load() < s.h3Pages.Load() {
+		ch := s.Changed()
+		if s.h3Resumes.Load() >= s.h3Pages.Load() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return
+		case <-s.closing:
+			return
+		}
+	}
 }
 
 func toFields(in []h3wire.Field) []fields.Field {

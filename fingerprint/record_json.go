@@ -125,6 +125,9 @@ func DecodeRecord(data []byte) (*ConnRecord, error) {
 		if r.QUIC, err = decodeQUIC(j.QUIC); err != nil {
 			return nil, err
 		}
+		if r.Negotiated == nil {
+			r.Negotiated = j.QUIC.Negotiated
+		}
 		if r.Transport == "" {
 			r.Transport = TransportQUIC
 		}

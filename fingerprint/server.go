@@ -92,13 +92,14 @@ type Server struct {
 	serveErr chan error
 	closing  chan struct{} // closed by Close
 
-	pages, resumes atomic.Int64 // page and /api/resume requests served
-	flowPages      atomic.Int64 // /flow/ pages served
-	wsPages        atomic.Int64 // /ws/ pages served
-	wsDone         atomic.Int64 // /ws/echo sockets closed
-	flowForms      atomic.Int64 // /flow/form submissions answered
-	flowNavs       atomic.Int64 // /flow/nav pages served
-	flowLinked     atomic.Int64 // /flow/linked pages served
+	pages, resumes     atomic.Int64 // page and /api/resume requests served
+	h3Pages, h3Resumes atomic.Int64 // the same over HTTP/3 (/ and /h3/resume)
+	flowPages          atomic.Int64 // /flow/ pages served
+	wsPages            atomic.Int64 // /ws/ pages served
+	wsDone             atomic.Int64 // /ws/echo sockets closed
+	flowForms          atomic.Int64 // /flow/form submissions answered
+	flowNavs           atomic.Int64 // /flow/nav pages served
+	flowLinked         atomic.Int64 // /flow/linked pages served
 
 	pre    sync.WaitGroup // accept loop and per-connection setup goroutines
 	served sync.WaitGroup // connections handed to the http.Server

@@ -31,7 +31,7 @@ func TestQUICProfilesMatchRecordings(t *testing.T) {
 		if q == nil || h == nil {
 			t.Fatalf("%s: no quic or http3", c.profile)
 		}
-		paths, _ := filepath.Glob(filepath.Join("..", "fingerprint", "testdata", "recordings", c.browser+"-h3-*.json"))
+		paths, _ := filepath.Glob(filepath.Join("..", "fingerprint", "testdata", "recordings", c.browser+"-h3-[0-9]*.json"))
 		if len(paths) < 3 {
 			t.Fatalf("%s: %d recordings", c.browser, len(paths))
 		}

@@ -42,10 +42,11 @@ type recStream struct {
 	Data   []byte `json:"-"`
 }
 
-// recordings reads fingerprint/testdata/recordings/<browser>-h3-*.json,
-// made against a server that allowed no dynamic table.
+// recordings reads fingerprint/testdata/recordings/<browser>-h3-NN.json,
+// first connections made against a server that allowed no dynamic table
+// (not the -h3-resumed- ones).
 func recordings(t *testing.T, browser string) []*recording {
-	return recordingsOf(t, browser+"-h3-*.json")
+	return recordingsOf(t, browser+"-h3-[0-9]*.json")
 }
 
 // recordingsOf reads the recordings whose names match pattern.

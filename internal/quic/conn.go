@@ -127,6 +127,15 @@ type Conn struct {
 	nextOpen *quicwire.Keys // the 1-RTT read keys of the next phase
 	prevOpen *quicwire.Keys
 	keyPhase bool
+	// seal0 protects 0-RTT packets: set when the hello offers 0-RTT and
+	// the ticket came with the server's remembered limits, dropped once
+	// the 1-RTT key is in or the server rejects it. early says the
+	// connection sent (or may send) 0-RTT; earlyRejected that the server
+	// declined it.
+	seal0                *quicwire.Keys
+	early, earlyRejected bool
+	sent0RTT             int  // 0-RTT packets sent
+	peerSet              bool // the server's transport parameters arrived
 	// keyUpdates counts the server's key updates followed;
 	// lostPackets the packets declared lost.
 	keyUpdates, lostPackets int
@@ -314,6 +323,9 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	if err != nil {
 		return nil, err
 	}
+	tcfg := cfg.TLS.Clone()
+	tcfg.Rand = c.cfg.Rand
+	f.InitialRTT = tlsfp.QUICInitialRTT(cfg.ServerName, tcfg)
 	tp, err := f.TransportParameters(q, c.cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -321,8 +333,6 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	if c.local, err = parseParams(tp); err != nil {
 		return nil, fmt.Errorf("quic: the profile's transport parameters: %w", err)
 	}
-	tcfg := cfg.TLS.Clone()
-	tcfg.Rand = c.cfg.Rand
 	c.tls, err = tlsfp.QUICClient(cfg.ServerName, tcfg, tp)
 	if err != nil {
 		return nil, err
@@ -343,6 +353,10 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 		return nil, err
 	}
 	hello := c.spaces[spInitial].cryptoSend
+	// A resumed connection's Initials carry the token its ticket was
+	// kept with.
+	f.Token = c.tls.Token()
+	c.token = f.Token
 	if err := f.Build(q, hello, c.cfg.Rand); err != nil {
 		c.mu.Unlock()
 		c.tls.Close()
@@ -366,12 +380,43 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	}
 	s.cryptoNext = uint64(len(hello))
 	c.idleStart = now
+	if c.seal0 != nil {
+		if err := c.startEarly(); err != nil {
+			c.mu.Unlock()
+			c.tls.Close()
+			return nil, err
+		}
+	}
+	early := c.early
 	c.armTimer(now)
 	c.sendCh, c.senderDone = make(chan struct{}, 1), make(chan struct{})
 	c.batch()
 	c.mu.Unlock()
 	go c.sender()
 	go c.run()
+	if early {
+		// 0-RTT: the caller writes now; the handshake goes on in run,
+		// bounded by the same timeout.
+		timeout := c.cfg.HandshakeTimeout
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+			timeout = time.Until(d)
+		}
+		stop := time.AfterFunc(timeout, func() {
+			c.mu.Lock()
+			if !c.tlsDone {
+				c.closeLocked(ErrHandshakeTimeout)
+			}
+			c.mu.Unlock()
+		})
+		go func() {
+			select {
+			case <-c.hsDone:
+			case <-c.done:
+			}
+			stop.Stop()
+		}()
+		return c, nil
+	}
 
 	select {
 	case <-c.hsDone:
@@ -407,8 +452,77 @@ func (c *Conn) init() {
 	c.b.buf = make([]byte, 0, c.maxSize)
 }
 
+// HandshakeComplete is closed when the handshake has completed. Dial
+// returns before that when the connection resumes with 0-RTT: what is
+// written until then goes in 0-RTT packets, which a server may replay, so
+// a caller sends only idempotent requests before it is closed.
+func (c *Conn) HandshakeComplete() <-chan struct{} { return c.hsDone }
+
+// UsedEarlyData reports whether the connection sent 0-RTT that the server
+// did not decline (valid once HandshakeComplete is closed).
+func (c *Conn) UsedEarlyData() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.early && !c.earlyRejected
+}
+
+// startEarly takes the limits of 0-RTT data from the server's transport
+// parameters remembered with the ticket (RFC 9000 §7.4.1: the flow
+// control and stream limits, nothing else) until the new ones arrive.
+func (c *Conn) startEarly() error {
+	p, err := parseParams(c.tls.EarlyParams())
+	if err != nil {
+		c.seal0 = nil // a remembered value that does not parse: no 0-RTT
+		return nil
+	}
+	c.peer.maxData, c.peer.bidiLocal, c.peer.bidiRemote, c.peer.uni = p.maxData, p.bidiLocal, p.bidiRemote, p.uni
+	c.peer.maxStreamsBidi, c.peer.maxStreamsUni = p.maxStreamsBidi, p.maxStreamsUni
+	c.streams.applyPeer(&c.peer)
+	c.early = true
+	return nil
+}
+
+// rejectEarly handles a server that declined 0-RTT: nothing sent in it
+// arrived, so every 0-RTT packet's frames are queued again, for 1-RTT,
+// without a congestion signal (RFC 9001 §4.6.2).
+func (c *Conn) rejectEarly() error {
+	c.seal0 = nil
+	if !c.early {
+		return nil
+	}
+	c.earlyRejected = true
+	s := &c.spaces[spApp]
+	for _, p := range s.sent {
+		if p == nil || p.done {
+			continue
+		}
+		p.done = true
+		if p.inFlight {
+			c.inFlight -= p.size
+		}
+		if p.ackEliciting {
+			s.ackElicitingInFlight--
+		}
+		c.requeue(spApp, p)
+	}
+	c.compact(spApp)
+	if c.peerSet {
+		return c.streams.rejectedLimits(&c.peer)
+	}
+	return nil // the new limits come later (applyPeerParams checks them)
+}
+
 // Done is closed when the connection is gone; Err says why.
 func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Resumed reports whether the handshake resumed a TLS session, from a
+// ticket in Config.TLS.Sessions (which also keeps the tickets this
+// connection receives).
+func (c *Conn) Resumed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tlsDone && c.tls.Resumed()
+}
 
 // Err returns why the connection ended, or nil while it lives: a
 // *ConnectionError (a CONNECTION_CLOSE sent or received),
@@ -765,7 +879,16 @@ func (c *Conn) drainTLS() error {
 			return nil
 		case tlsfp.QUICSetReadSecret, tlsfp.QUICSetWriteSecret:
 			if sp < 0 {
-				continue // 0-RTT: a client that resumes nothing never has it
+				// 0-RTT (only a write secret for a client): used
+				// when the ticket came with the server's limits.
+				if e.Kind == tlsfp.QUICSetWriteSecret && e.Level == tlsfp.QUICEarly && c.tls.EarlyParams() != nil {
+					k, err := quicwire.NewKeys(e.Suite, e.Data)
+					if err != nil {
+						return err
+					}
+					c.seal0 = k
+				}
+				continue
 			}
 			k, err := quicwire.NewKeys(e.Suite, e.Data)
 			if err != nil {
@@ -775,6 +898,9 @@ func (c *Conn) drainTLS() error {
 				c.open[sp] = k
 			} else {
 				c.seal[sp] = k
+				if sp == spApp {
+					c.seal0 = nil // RFC 9001 §4.9.3: 1-RTT from now on
+				}
 			}
 		case tlsfp.QUICWriteData:
 			if sp >= 0 {
@@ -784,8 +910,15 @@ func (c *Conn) drainTLS() error {
 			if err := c.applyPeerParams(e.Data); err != nil {
 				return err
 			}
+		case tlsfp.QUICRejectedEarlyData:
+			if err := c.rejectEarly(); err != nil {
+				return err
+			}
 		case tlsfp.QUICHandshakeDone:
 			if !c.tlsDone {
+				// The RTT the next connection to the server sends as
+				// initial_rtt (a Chromium profile's, in its Session).
+				c.tls.NoteRTT(c.rtt.smoothed)
 				c.tlsDone = true
 				close(c.hsDone)
 			}
@@ -830,7 +963,19 @@ func (c *Conn) applyPeerParams(b []byte) error {
 	if int(p.maxUDPPayload) < c.maxSize {
 		c.maxSize = int(p.maxUDPPayload)
 	}
+	c.peerSet = true
+	sent := c.streams.sendMax
 	c.streams.applyPeer(&p)
+	if c.earlyRejected {
+		return c.streams.rejectedLimits(&p)
+	}
+	if c.early {
+		// What 0-RTT sent under the remembered limits stays sent: the
+		// limits only grow from there (a server that accepted 0-RTT
+		// must not lower them, RFC 9000 §7.4.1).
+		c.streams.sendMax = max(c.streams.sendMax, sent)
+		c.streams.earlyLimits(&p)
+	}
 	return nil
 }
 
@@ -1097,6 +1242,7 @@ func (c *Conn) handleFrame(sp int, f *quicwire.Frame, now time.Time) {
 			c.discard(spHandshake)
 		}
 	case t == quicwire.FrameNewToken:
+		c.tls.StoreToken(f.Data)
 	case t == quicwire.FrameNewConnectionID:
 		c.onNewConnectionID(f)
 	case t == quicwire.FrameRetireConnectionID:
@@ -1151,6 +1297,9 @@ func (c *Conn) onCrypto(sp int, f *quicwire.Frame) {
 		code := TransportErrorCode(CryptoError + 80)
 		if _, ok := err.(errTransportParameter); ok {
 			code = TransportParameterError
+		}
+		if err == ErrEarlyLimits {
+			code = InternalError
 		}
 		c.fail(code, quicwire.FrameCrypto, "", err)
 	}

@@ -46,12 +46,25 @@
 // The Conn never closes the PacketConn, which must serve this connection
 // alone; the caller closes it after Done.
 //
+// # Resumption and 0-RTT
+//
+// With Config.TLS.Sessions, the server's tickets, its NEW_TOKEN token
+// and its transport parameters are kept there (tlsfp's scope rules), and
+// the next connection resumes with a ticket as the profile's browser
+// does. When the ticket allows 0-RTT, Dial returns right after the first
+// flight: what the caller writes until the 1-RTT key goes in 0-RTT
+// packets, under the limits remembered with the ticket (RFC 9000
+// §7.4.1); HandshakeComplete says when the handshake is done,
+// UsedEarlyData whether the server took the 0-RTT data. A declined
+// 0-RTT is sent again in 1-RTT, under the server's new limits; if 0-RTT
+// already sent past them, the connection ends with ErrEarlyLimits.
+//
 // # Not done
 //
-// No 0-RTT or session resumption (tlsfp's QUIC client resumes nothing),
-// no connection migration or path validation beyond answering
-// PATH_CHALLENGE, no pacing, no ECN, no persistent congestion detection,
-// no key update initiated by the client (the server's are followed),
-// server-initiated bidirectional streams are refused by dropping their
-// data (HTTP/3 servers open none), DATAGRAM frames are dropped.
+// No connection migration or path validation beyond answering
+// PATH_CHALLENGE, no pacing, no ECN, no persistent congestion
+// detection, no key update initiated by the client (the server's are
+// followed), server-initiated bidirectional streams are refused by
+// dropping their data (HTTP/3 servers open none), DATAGRAM frames are
+// dropped.
 package quic

@@ -114,6 +114,10 @@ var (
 	ErrDeadline error = deadlineError{}
 	// ErrStreamClosed: Write after Close, or a half that was not opened.
 	ErrStreamClosed = errors.New("quic: stream closed")
+	// ErrEarlyLimits: the server declined 0-RTT and its new limits are
+	// below what 0-RTT sent under the remembered ones, which therefore
+	// cannot be sent again (the Cause of the ConnectionError).
+	ErrEarlyLimits = errors.New("quic: 0-RTT declined with limits below the data it carried")
 )
 
 type deadlineError struct{}

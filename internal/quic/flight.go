@@ -3,6 +3,7 @@ package quic
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/guise-http/guise/profile"
@@ -15,6 +16,13 @@ type Flight struct {
 	// FirstPacketNumber is the first Initial's packet number; the flight's
 	// packets are numbered on from it.
 	FirstPacketNumber uint64
+	// Token is the Initial packets' token: one from a NEW_TOKEN frame of
+	// an earlier connection, when it is resumed (Chromium sends it), or
+	// none. Set it before Build.
+	Token []byte
+	// InitialRTT, if set, is sent as the initial_rtt transport parameter
+	// (see AppendTransportParameters). Set it before TransportParameters.
+	InitialRTT time.Duration
 	// Datagrams are the UDP payloads in sending order, each
 	// profile.QUIC.DatagramSize bytes.
 	Datagrams [][]byte
@@ -50,7 +58,7 @@ func Start(q *profile.QUIC, r io.Reader) (*Flight, error) {
 // connection (see AppendTransportParameters), drawing from r.
 func (f *Flight) TransportParameters(q *profile.QUIC, r io.Reader) ([]byte, error) {
 	g := &rng{r: r}
-	b := AppendTransportParameters(nil, q, f.SCID, g)
+	b := AppendTransportParameters(nil, q, f.SCID, f.InitialRTT, g)
 	return b, g.err
 }
 
@@ -130,7 +138,7 @@ func (f *Flight) pnLen(q *profile.QUIC, i int) int {
 // headerLen is the long header's size with a pnLen-byte packet number
 // and a 2-byte Length field (both browsers use the 2-byte form).
 func (f *Flight) headerLen(pnLen int) int {
-	return 1 + 4 + 1 + len(f.DCID) + 1 + len(f.SCID) + 1 + 2 + pnLen
+	return 1 + 4 + 1 + len(f.DCID) + 1 + len(f.SCID) + quicwire.VarintLen(uint64(len(f.Token))) + len(f.Token) + 2 + pnLen
 }
 
 // header encodes an Initial's long header for a payload of n bytes.
@@ -141,7 +149,8 @@ func (f *Flight) header(pnLen int, pn uint64, n int) []byte {
 	h = append(h, f.DCID...)
 	h = append(h, byte(len(f.SCID)))
 	h = append(h, f.SCID...)
-	h = append(h, 0) // no token
+	h = quicwire.AppendVarint(h, uint64(len(f.Token)))
+	h = append(h, f.Token...)
 	h = quicwire.AppendVarintLen(h, uint64(pnLen+n+16), 2)
 	for i := pnLen - 1; i >= 0; i-- {
 		h = append(h, byte(pn>>(8*i)))

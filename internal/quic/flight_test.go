@@ -195,7 +195,7 @@ func cryptoShape(q *profile.QUIC, i int, ranges [][2]int, hello []byte) string {
 
 // recordedFacts reads the facts of every h3 recording of browser.
 func recordedFacts(t *testing.T, q *profile.QUIC, browser string) []map[string]string {
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-*.json"))
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-[0-9]*.json"))
 	if len(paths) < 3 {
 		t.Fatalf("%s: %d recordings", browser, len(paths))
 	}

@@ -30,6 +30,8 @@ type pktDesc struct {
 	end    int // the payload's end, once another packet follows
 	pn     uint64
 	keys   *quicwire.Keys
+	// zeroRTT: a 0-RTT packet
+	zeroRTT bool
 }
 
 // room is what frames may still take in the datagram.
@@ -54,7 +56,17 @@ func (c *Conn) startPacket(sp int) {
 	b.open, b.elicit = true, false
 	*d = pktDesc{sp: sp, start: len(b.buf), keys: c.seal[sp], pn: s.nextPN}
 	d.pnLen = quicwire.PacketNumberLen(d.pn, s.largestAcked)
-	if sp == spApp {
+	if sp == spApp && d.keys == nil {
+		// 0-RTT: a long header, in the application packet number space
+		// (RFC 9000 §17.2.3).
+		d.keys, d.zeroRTT = c.seal0, true
+		b.buf = append(b.buf, 0xd0|byte(d.pnLen-1), 0, 0, 0, 1, byte(len(c.dcid)))
+		b.buf = append(b.buf, c.dcid...)
+		b.buf = append(b.buf, byte(len(c.scid)))
+		b.buf = append(b.buf, c.scid...)
+		d.lenOff = len(b.buf)
+		b.buf = append(b.buf, 0, 0)
+	} else if sp == spApp {
 		first := byte(0x40) | byte(d.pnLen-1)
 		if c.keyPhase {
 			first |= 0x04
@@ -160,7 +172,7 @@ func (c *Conn) canElicit(s *space) bool {
 // wants reports whether space sp has something to send now.
 func (c *Conn) wants(sp int) bool {
 	s := &c.spaces[sp]
-	if c.seal[sp] == nil || s.discarded {
+	if c.seal[sp] == nil && !(sp == spApp && c.seal0 != nil) || s.discarded {
 		return false
 	}
 	if s.ackNow && s.ackNew {
@@ -172,7 +184,7 @@ func (c *Conn) wants(sp int) bool {
 	if s.probes > 0 || len(s.cryptoLost) > 0 || s.cryptoNext < uint64(len(s.cryptoSend)) {
 		return true
 	}
-	if sp != spApp || !c.tlsDone {
+	if sp != spApp || !c.tlsDone && c.seal0 == nil {
 		return false
 	}
 	ss := &c.streams
@@ -211,6 +223,9 @@ func (c *Conn) buildDatagram(now time.Time) bool {
 			continue
 		}
 		c.keepPacket()
+		if b.cur.zeroRTT {
+			c.sent0RTT++
+		}
 		any = true
 		p.ackEliciting, p.inFlight = b.elicit, b.elicit
 		if sp == spHandshake {
@@ -246,7 +261,7 @@ func (c *Conn) buildDatagram(now time.Time) bool {
 func (c *Conn) fillPacket(sp int, p *sentPacket, now time.Time) {
 	b := &c.b
 	s := &c.spaces[sp]
-	if s.ackNew {
+	if s.ackNew && c.seal[sp] != nil { // never an ACK in 0-RTT
 		c.appendAck(sp, now)
 	}
 	if !c.canElicit(s) {
@@ -269,7 +284,7 @@ func (c *Conn) fillPacket(sp int, p *sentPacket, now time.Time) {
 		s.cryptoNext = hi
 		b.elicit = true
 	}
-	if sp == spApp && c.tlsDone {
+	if sp == spApp && (c.tlsDone || c.seal0 != nil) {
 		c.appendAppFrames(p)
 	}
 	if s.probes > 0 && !b.elicit {

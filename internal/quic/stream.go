@@ -52,6 +52,45 @@ func (ss *streams) applyPeer(p *params) {
 	ss.maxBidi, ss.maxUni = p.maxStreamsBidi, p.maxStreamsUni
 }
 
+// rejectedLimits applies the server's new limits p after it declined
+// 0-RTT (RFC 9000 §7.4.1: they replace the remembered ones), and returns
+// ErrEarlyLimits if 0-RTT already sent more than they allow: that data is
+// to be sent again and cannot be.
+func (ss *streams) rejectedLimits(p *params) error {
+	if ss.sentBytes > p.maxData {
+		return ErrEarlyLimits
+	}
+	ss.sendMax = p.maxData
+	for id, s := range ss.m {
+		if id&1 != 0 {
+			continue
+		}
+		lim := p.bidiRemote
+		if id&2 != 0 {
+			lim = p.uni
+		}
+		if s.sendNext > lim {
+			return ErrEarlyLimits
+		}
+		s.peerMax = lim
+	}
+	return nil
+}
+
+// earlyLimits gives the streams opened under 0-RTT's remembered limits
+// the server's new ones (p, from this handshake).
+func (ss *streams) earlyLimits(p *params) {
+	for id, s := range ss.m {
+		if id&1 == 0 { // client-initiated
+			if id&2 != 0 {
+				s.peerMax = max(s.peerMax, p.uni)
+			} else {
+				s.peerMax = max(s.peerMax, p.bidiRemote)
+			}
+		}
+	}
+}
+
 func signal(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:

@@ -1,6 +1,8 @@
 package quic
 
 import (
+	"time"
+
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/guise-http/guise/profile"
 )
@@ -10,8 +12,10 @@ import (
 // connection whose Source Connection ID is scid: q's parameters with
 // their rules applied (GREASE redrawn, initial_source_connection_id set,
 // reserved versions redrawn) in the recorded order, or shuffled as quiche
-// shuffles them when q says so. It reads from r only what the rules draw.
-func AppendTransportParameters(dst []byte, q *profile.QUIC, scid []byte, g *rng) []byte {
+// shuffles them when q says so; with initialRTT, also initial_rtt (the
+// RTT remembered from an earlier connection to the server, which Chromium
+// sends). It reads from r only what the rules draw.
+func AppendTransportParameters(dst []byte, q *profile.QUIC, scid []byte, initialRTT time.Duration, g *rng) []byte {
 	params := make([]quicwire.TransportParameter, 0, len(q.TransportParameters))
 	for _, p := range q.TransportParameters {
 		tp := quicwire.TransportParameter{ID: quicwire.TransportParameterID(p.ID), Value: p.Value}
@@ -40,6 +44,12 @@ func AppendTransportParameters(dst []byte, q *profile.QUIC, scid []byte, g *rng)
 			tp.Value = v
 		}
 		params = append(params, tp)
+	}
+	if initialRTT > 0 {
+		// quiche's initial_rtt: the RTT it remembers for the server,
+		// in µs, shuffled in with the rest.
+		params = append(params, quicwire.TransportParameter{ID: quicwire.ParamInitialRTT,
+			Value: quicwire.AppendVarint(nil, uint64(max(initialRTT.Microseconds(), 1)))})
 	}
 	if q.ShuffleTransportParameters {
 		// quiche: walk backwards, swapping each with a random earlier one.

@@ -32,6 +32,9 @@ type SessionCache struct {
 	max int
 	m   map[string]*list.Element
 	lru list.List // of *cacheEntry, most recent first
+	// rtts are the QUIC RTTs remembered per server (by the tickets'
+	// key), which Chromium sends as initial_rtt; at most max.
+	rtts map[string]time.Duration
 }
 
 type cacheEntry struct {
@@ -45,6 +48,18 @@ type cacheEntry struct {
 	// pskLen is the size of the pre_shared_key extension offering this
 	// TLS 1.3 ticket (one identity, one binder).
 	pskLen int
+	// early says a QUIC ticket allows 0-RTT (max_early_data_size
+	// 0xffffffff, RFC 9001 §4.6.1).
+	early bool
+	// token is the last NEW_TOKEN token of the QUIC connection that
+	// received this ticket (RFC 9000 §8.1.3), sent in the Initial of the
+	// connection that uses the ticket, as Chromium keeps it: with the
+	// session, used once.
+	token []byte
+	// params are the server's QUIC transport parameters on the
+	// connection that received this ticket: a 0-RTT client takes its
+	// limits from them (RFC 9000 §7.4.1).
+	params []byte
 	// roots keeps the pool the scope key names by address alive, so that
 	// the address cannot be reused by another pool while the entry exists.
 	roots *x509.CertPool
@@ -76,7 +91,7 @@ func (c *SessionCache) take(key string, now time.Time) *cacheEntry {
 	}
 	e := el.Value.(*cacheEntry)
 	if !e.parsed {
-		e.tls13, e.useBy, e.pskLen = sessionInfo(e.state)
+		e.tls13, e.useBy, e.pskLen, e.early = sessionInfo(e.state)
 		e.parsed = true
 	}
 	if e.tls13 || !e.useBy.IsZero() && !now.Before(e.useBy) {
@@ -109,6 +124,34 @@ func (c *SessionCache) put(e *cacheEntry) {
 	}
 }
 
+// setRTT remembers a QUIC RTT for key.
+func (c *SessionCache) setRTT(key string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rtts == nil {
+		c.rtts = make(map[string]time.Duration)
+	}
+	if _, ok := c.rtts[key]; !ok && len(c.rtts) >= c.max {
+		clear(c.rtts) // bounded; an RTT is only a hint
+	}
+	c.rtts[key] = d
+}
+
+func (c *SessionCache) rtt(key string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rtts[key]
+}
+
+// setToken gives the entry for key, if there is one, a NEW_TOKEN token.
+func (c *SessionCache) setToken(key string, token []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		el.Value.(*cacheEntry).token = token
+	}
+}
+
 // scopedCache is the utls.ClientSessionCache one handshake sees: reads
 // return only the entry chosen before the hello was built (so the hello's
 // shape and uTLS's resumption agree), writes go to the scope's key.
@@ -117,6 +160,10 @@ type scopedCache struct {
 	scope  string
 	roots  *x509.CertPool
 	pinned *cacheEntry
+	// token is the connection's last NEW_TOKEN token (QUIC), kept with
+	// the tickets it stores, and params the server's transport
+	// parameters.
+	token, params []byte
 }
 
 // Get implements utls.ClientSessionCache.
@@ -134,18 +181,24 @@ func (s *scopedCache) Put(sessionKey string, cs *utls.ClientSessionState) {
 	// read needs only if nothing deep runs on it (a goroutine's stack
 	// grows but shrinks back only by halves while little of it is used,
 	// and an idle HTTP/2 connection is mostly its reader's stack).
-	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots})
+	s.c.put(&cacheEntry{key: s.scope + sessionKey, state: cs, roots: s.roots, token: s.token, params: s.params})
 }
 
-// sessionInfo reads the version, for TLS 1.3 the use-by time, and the size
-// of the pre_shared_key extension that offers the ticket, from a session's
-// encoding (utls keeps them unexported). It runs once per ticket received,
-// not per handshake.
-func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time, pskLen int) {
+// sessionInfo reads the version, for TLS 1.3 the use-by time, the size
+// of the pre_shared_key extension that offers the ticket, and whether it
+// allows QUIC 0-RTT, from a session's encoding (utls keeps them
+// unexported). It runs once per ticket received, not per handshake.
+func sessionInfo(cs *utls.ClientSessionState) (tls13 bool, useBy time.Time, pskLen int, early bool) {
 	ticket, ss, err := cs.ResumptionState()
 	if err != nil || ss == nil {
-		return false, time.Time{}, 0
+		return false, time.Time{}, 0, false
 	}
+	early = ss.EarlyData
+	tls13, useBy, pskLen = sessionBytesInfo(ticket, ss)
+	return tls13, useBy, pskLen, early
+}
+
+func sessionBytesInfo(ticket []byte, ss *utls.SessionState) (tls13 bool, useBy time.Time, pskLen int) {
 	b, err := ss.Bytes()
 	if err != nil {
 		return false, time.Time{}, 0
