@@ -39,7 +39,7 @@ func readH3(browser string) []h3Recording { return readH3Kind(browser, "h3") }
 // "h3dynnoblock" against one that allowed 65536 bytes and 100 or no
 // blocked streams.
 func readH3Kind(browser, kind string) []h3Recording {
-	paths, err := filepath.Glob(filepath.Join(h3Dir, browser+"-"+kind+"-*.json"))
+	paths, err := filepath.Glob(filepath.Join(h3Dir, browser+"-"+kind+"-[0-9]*.json"))
 	if err != nil || len(paths) < 2 {
 		log.Fatalf("%s: %d h3 recordings (%v), want several", browser, len(paths), err)
 	}
