@@ -118,11 +118,12 @@ var qpackDynVaries = map[string][]string{}
 
 // qpackDynLive runs a browser against a fresh server that allows a
 // dynamic table of dynTableCapacity bytes and blocked blocked streams
-// until it has quicRuns QUIC connections that carried the page; with
+// until it has quicRuns QUIC connections that carried the page (H3FirstPage,
+// the page the recordings were made with); with
 // GUISE_RECORD_QUIC=1 it writes them as
 // testdata/recordings/<browser>-<kind>-NN.json.
 func qpackDynLive(t *testing.T, browser, kind string, blocked uint64, delay time.Duration, run func(s *Server, port string)) []*ConnRecord {
-	s := startServer(t, &Server{QPACKMaxTableCapacity: dynTableCapacity, QPACKBlockedStreams: blocked, settingsDelay: delay})
+	s := startServer(t, &Server{QPACKMaxTableCapacity: dynTableCapacity, QPACKBlockedStreams: blocked, settingsDelay: delay, h3FirstPage: true})
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
 	pages := func() []*ConnRecord {
 		var out []*ConnRecord

@@ -385,6 +385,12 @@ const H3Page = `<!doctype html><html><head><title>guise h3</title></head><body>`
 	`document.title = t })()</script>` +
 	`</body></html>`
 
+// H3FirstPage is the first connection of H3Page alone: its image and its
+// fetch(), with no close and resume after them.
+const H3FirstPage = `<!doctype html><html><head><title>guise h3</title></head><body>` +
+	`<img src="/h3/pixel.gif"><script>fetch("/h3/fetch").then(r => r.text()).then(t => { document.title = t })</script>` +
+	`</body></html>`
+
 // serveH3Request reads a request stream, answers its HEADERS, and keeps
 // recording until the client ends the stream.
 func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, early bool, qc *qpackConn) {
@@ -440,6 +446,9 @@ func (s *Server) answerH3(lc *liveConn, hc *h3Conn, st *quic.Stream, block []byt
 	case "/":
 		s.h3Pages.Add(1)
 		ctype, body = "text/html; charset=utf-8", []byte(H3Page)
+		if s.h3FirstPage {
+			body = []byte(H3FirstPage)
+		}
 	case "/h3/pixel.gif":
 		ctype, body = "image/gif", h3Pixel
 	case "/h3/wait.gif":

@@ -70,6 +70,10 @@ type Server struct {
 	// settingsDelay holds the server's SETTINGS back after the handshake
 	// (tests only: does a client wait for them before its first request?).
 	settingsDelay time.Duration
+	// h3FirstPage serves H3FirstPage at "/" over HTTP/3 instead of
+	// H3Page (tests only: the QPACK recordings were made with the page's
+	// first connection alone, its image and fetch()).
+	h3FirstPage bool
 	// OnRecord, if set, is called with the final record of every
 	// connection once it has closed (or failed before HTTP). Calls come
 	// from the connection's goroutine, possibly concurrently; a slow
