@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command ffi is guise's C ABI: build it with
 //
 //	go build -buildmode=c-shared -o libguise.so ./ffi

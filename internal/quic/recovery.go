@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -365,7 +366,7 @@ func (n *newReno) init(mss int) {
 	n.mss = mss
 	n.cwnd = 10 * mss
 	n.minCwnd = 2 * mss
-	n.ssthresh = 1 << 40
+	n.ssthresh = math.MaxInt // infinite until the first loss (RFC 9002 §7.3.1)
 }
 
 func (n *newReno) onAck(p *sentPacket) {
