@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +84,7 @@ func checkGuiseLive(t *testing.T, browser string, live []*ConnRecord, g *ConnRec
 	for _, r := range live {
 		want := quicFacts(t, r)
 		for k, w := range want {
-			if slices.Contains(quicVaries[browser], k) {
+			if slices.Contains(quicVaries[browser], k) || !requestMade(got, k) {
 				continue
 			}
 			if k == "hello_bytes" {
@@ -100,4 +101,23 @@ func checkGuiseLive(t *testing.T, browser string, live []*ConnRecord, g *ConnRec
 			}
 		}
 	}
+}
+
+// requestMade reports whether fact k is of no request or of one guise
+// made: the page's first connection also carries /h3/wait.gif, an image
+// held until the resumption is done, and /h3/close, the fetch() after
+// which the server sends GOAWAY; guiseH3 makes the navigation, the image
+// and the fetch() only, so those two are not compared.
+func requestMade(got map[string]string, k string) bool {
+	rest, ok := strings.CutPrefix(k, "request ")
+	if !ok {
+		return true
+	}
+	path, _, _ := strings.Cut(rest, " ")
+	for g := range got {
+		if strings.HasPrefix(g, "request "+path+" ") {
+			return true
+		}
+	}
+	return false
 }

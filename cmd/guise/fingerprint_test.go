@@ -64,9 +64,10 @@ func TestFingerprintH3(t *testing.T) {
 
 // TestFingerprintH3Recordings checks the command's "recording" column
 // against the recordings themselves: the facts expectedH3 takes from the
-// profile equal those observeH3 reads from every in-repo h3 recording of
-// the browser (the transport parameters as a set where the browser
-// shuffles them).
+// profile equal those observeH3 reads from every in-repo first-connection
+// h3 recording of the browser, <browser>-h3-NN.json (the transport
+// parameters as a set where the browser shuffles them). The -h3-resumed-
+// recordings resume a session, with a pre_shared_key hello and 0-RTT.
 func TestFingerprintH3Recordings(t *testing.T) {
 	for name, browser := range map[string]string{"chrome156-linux": "chromium-156", "firefox153-linux": "firefox-esr-153"} {
 		p, err := profile.Lookup(name)
@@ -77,7 +78,7 @@ func TestFingerprintH3Recordings(t *testing.T) {
 		if err != nil || want == nil {
 			t.Fatalf("%s: %v %v", name, want, err)
 		}
-		paths, _ := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-*.json"))
+		paths, _ := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", browser+"-h3-[0-9]*.json"))
 		if len(paths) == 0 {
 			t.Fatalf("%s: no recordings", browser)
 		}
