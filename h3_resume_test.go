@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,17 +359,23 @@ func TestH3EarlyOnlyIdempotent(t *testing.T) {
 	for _, method := range []string{"GET", "POST"} {
 		t.Run(method, func(t *testing.T) {
 			r := newResumeRecorder(t)
+			// The server's datagrams are held 50 ms, a round trip: what
+			// the client writes before the server's handshake answer
+			// arrives goes in 0-RTT, and on bare loopback under the race
+			// detector the answer sometimes came first.
+			_, port, _ := net.SplitHostPort(r.srv.ListenAddr())
+			relay := delayUDP(t, "127.0.0.1:"+port, 50*time.Millisecond)
+			r.dial = func(ctx context.Context, addr, serverName string, o *options, sessions *tlsfp.SessionCache) (h3.Conn, error) {
+				return dialGuiseQUIC(ctx, relay, serverName, o, sessions)
+			}
 			tr := &Transport{quicDial: r.dial}
 			defer tr.Close()
 			s := &Session{Profile: "chrome156-linux", Transport: tr}
 			defer s.Close()
 			r.get(t, s.Do, "/")
-			// What is written before the server's handshake answer
-			// arrives goes in 0-RTT (a race on loopback the client
-			// nearly always wins): up to three resumptions, until the
-			// GET went in 0-RTT, or, for the POST, until the control
-			// stream did (the connection was in 0-RTT, and the POST
-			// waited).
+			// Up to three resumptions, until the GET went in 0-RTT, or,
+			// for the POST, until the control stream did (the
+			// connection was in 0-RTT, and the POST waited).
 			ctrlEarly, reqEarly := false, false
 			for i := 2; i < 5; i++ {
 				if body := r.resume(t, tr, s.Do, method); !strings.Contains(body, `"resumed":true`) {
@@ -388,4 +395,76 @@ func TestH3EarlyOnlyIdempotent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// delayUDP relays datagrams between clients and the UDP server at
+// target, holding each of the server's for d (a path with a round trip
+// of d), and returns the relay's address. Each client address gets a
+// socket of its own toward the server.
+func delayUDP(t *testing.T, target string, d time.Duration) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type held struct {
+		due  time.Time
+		to   net.Addr
+		data []byte
+	}
+	out := make(chan held, 1024)
+	var mu sync.Mutex
+	ups := map[string]net.Conn{}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // the server's datagrams, in order, each d late
+		defer wg.Done()
+		for h := range out {
+			time.Sleep(time.Until(h.due))
+			pc.WriteTo(h.data, h.to)
+		}
+	}()
+	go func() { // the clients' datagrams, at once
+		defer wg.Done()
+		defer close(out)
+		var readers sync.WaitGroup
+		defer readers.Wait()
+		b := make([]byte, 65536)
+		for {
+			n, from, err := pc.ReadFrom(b)
+			if err != nil {
+				mu.Lock()
+				for _, up := range ups {
+					up.Close()
+				}
+				mu.Unlock()
+				return
+			}
+			mu.Lock()
+			up := ups[from.String()]
+			if up == nil {
+				if up, err = net.Dial("udp", target); err != nil {
+					mu.Unlock()
+					continue
+				}
+				ups[from.String()] = up
+				readers.Add(1)
+				go func() {
+					defer readers.Done()
+					rb := make([]byte, 65536)
+					for {
+						m, err := up.Read(rb)
+						if err != nil {
+							return
+						}
+						out <- held{time.Now().Add(d), from, slices.Clone(rb[:m])}
+					}
+				}()
+			}
+			mu.Unlock()
+			up.Write(b[:n])
+		}
+	}()
+	t.Cleanup(func() { pc.Close(); wg.Wait() })
+	return pc.LocalAddr().String()
 }

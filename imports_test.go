@@ -99,7 +99,7 @@ var importRules = []importRule{
 	// its TLS from tlsfp (never uTLS itself), two goroutines per connection
 	// (reading and timers; sending), x/sys/unix for recvmmsg and GSO.
 	{pkg: "internal/quic", layer: 3, mod: "profile internal/quicwire internal/tlsfp",
-		std: "bytes context crypto/rand encoding/binary errors fmt io net net/netip os runtime sort strconv sync syscall time unsafe",
+		std: "bytes context crypto/rand encoding/binary errors fmt io math net net/netip os runtime sort strconv sync syscall time unsafe",
 		ext: "golang.org/x/sys/unix"},
 
 	// Layer 4: the public client. It reaches net/http only through nethttp.

@@ -21,7 +21,7 @@ extern const char *_GoStringPtr(_GoString_ s);
 /* Start of preamble from import "C" comments.  */
 
 
-#line 35 "abi.go"
+#line 37 "abi.go"
 
 #include <stdint.h>
 #include <stddef.h>

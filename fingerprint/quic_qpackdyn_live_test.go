@@ -322,6 +322,7 @@ func liveQPACKDynFirefox(t *testing.T, bin, certutil, kind string, blocked uint6
 		prefs := firefoxPrefs + `user_pref("network.http.http3.enable", true);
 user_pref("network.http.http3.alt-svc-mapping-for-testing", "fp.test;h3=:` + port + `");
 user_pref("network.http.http3.disable_when_third_party_roots_found", false);
+user_pref("network.http.http3.backup_timer_delay", 10000);
 `
 		if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(prefs), 0o644); err != nil {
 			t.Fatal(err)
