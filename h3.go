@@ -148,6 +148,14 @@ func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, 
 	return c, nil
 }
 
+// doneContext is a context that is already done: a pool lookup under it
+// grants what it can at once and waits for nothing.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // h3Result is a QUIC dial's outcome.
 type h3Result struct {
 	c   *conn
@@ -163,12 +171,13 @@ type h3Result struct {
 // marks the alternative broken, and the request goes over TCP without
 // an error.
 func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *options, trace *httptrace.ClientTrace, now time.Time, fresh bool, origin string, alt altsvc.Alternative, forced bool) (*conn, grant, error) {
-	oc := *o0 // a copy, so that the caller's options do not escape on the hot path
-	o := &oc
 	hkey := key
 	hkey.HTTP3, hkey.HTTP1Only = true, false
-	if o.isolated {
-		c, err := st.dialH3(ctx, hkey, o, alt)
+	// The paths that dial take a copy of the options, so that the
+	// caller's do not escape; a pooled connection needs none.
+	if o0.isolated {
+		oc := *o0
+		c, err := st.dialH3(ctx, hkey, &oc, alt)
 		if err != nil {
 			return nil, grant{}, err
 		}
@@ -177,16 +186,16 @@ func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *optio
 	// A connection up already, or one being dialed: the pool says.
 	var l pool.Lease[*conn]
 	if !forced {
-		// Not waiting on another request's QUIC dial: a short look.
-		lctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		// Not waiting on another request's QUIC dial: a look that does
+		// not wait (a done context), which costs no timer.
 		var err error
-		l, err = st.pool.GetAt(lctx, hkey, now)
-		cancel()
+		l, err = st.pool.GetAt(doneContext, hkey, now)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, grant{}, ctx.Err()
 			}
-			return st.getConn(ctx, key, o, trace, now, fresh) // QUIC being dialed: TCP meanwhile
+			oc := *o0
+			return st.getConn(ctx, key, &oc, trace, now, fresh) // QUIC being dialed: TCP meanwhile
 		}
 	} else {
 		var err error
@@ -200,6 +209,8 @@ func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *optio
 	if l.How != pool.Dial {
 		return l.Conn, grant{reused: true, reserved: true}, nil
 	}
+	oc := *o0
+	o := &oc
 	qch := make(chan h3Result, 1)
 	go func() {
 		c, err := st.dialH3(lifeContext{st.life, ctx}, hkey, o, alt)
@@ -314,12 +325,19 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 	}
 	hr3 := reqhead.Request{Proto: profile.H3, Kind: kind, Method: req.method(), Header: req.Header, Extra: x,
 		ContentLength: b.length, Origin: &u.origin, Redirected: req.redirected, Scripted: req.Scripted}
-	hdr, err := o.profile.appendHeader(nil, &hr3)
+	// The request's fields are needed only until RoundTrip has encoded
+	// them: they are built in pooled scratch, as HTTP/2's are.
+	scratch := h2HeaderPool.Get().(*[h2ScratchFields]Field)
+	defer func() {
+		clear(scratch[:])
+		h2HeaderPool.Put(scratch)
+	}()
+	hdr, err := o.profile.appendHeader(scratch[:0], &hr3)
 	if err != nil {
 		// Kinds not recorded over HTTP/3 (scripts, WebSocket...) take
 		// their HTTP/2 set in its stead.
 		hr3.Proto = profile.H2
-		hdr, err = o.profile.appendHeader(nil, &hr3)
+		hdr, err = o.profile.appendHeader(scratch[:0], &hr3)
 	}
 	if err != nil {
 		c.closeIfIsolated()
@@ -328,7 +346,10 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 	for i := range hdr {
 		hdr[i].Name = lowerASCII(hdr[i].Name)
 	}
-	r := &h3.Request{
+	// One allocation for the request, the Response and its body.
+	x3 := &h3Exchange{}
+	r := &x3.req
+	*r = h3.Request{
 		Method: req.method(), Scheme: u.scheme, Authority: u.authority, Path: u.target,
 		Header: hdr, Body: b.r, BodyBytes: b.bytes, ContentLength: b.length,
 		HeadTimeout: c.st.headTO, BodyIdleTimeout: c.st.bodyTO,
@@ -343,15 +364,28 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 		}
 	}
 	hr, err := c.h3.RoundTrip(ctx, r)
+	// RoundTrip encoded the fields; a body still being sent reads only
+	// r's body and trailer fields.
+	r.Header = nil
 	if err != nil {
 		c.closeIfIsolated()
 		return nil, err
 	}
-	resp := &Response{StatusCode: hr.StatusCode, Proto: "HTTP/3.0", Header: hr.Header, ContentLength: hr.ContentLength}
+	resp := &x3.Response
+	resp.StatusCode, resp.Proto, resp.Header, resp.ContentLength = hr.StatusCode, "HTTP/3.0", hr.Header, hr.ContentLength
 	resp.trailer = &hr.Trailer
-	resp.body.r = &h3Body{r: hr.Body, c: c}
+	x3.body = h3Body{r: hr.Body, c: c}
+	resp.body.r = &x3.body
 	resp.Body = &resp.body
 	return resp, nil
+}
+
+// h3Exchange is an HTTP/3 request's Response with the engine's request
+// and the body reader, in one allocation.
+type h3Exchange struct {
+	Response
+	req  h3.Request
+	body h3Body
 }
 
 func lowerASCII(s string) string {

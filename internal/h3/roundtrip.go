@@ -57,6 +57,11 @@ type stream struct {
 	// copies), so that a response head costs no buffer of its own
 	sect [256]byte
 	fbuf [12]field
+
+	// the final response and its body, in the stream so that they cost
+	// no allocations of their own
+	resp Response
+	body body
 }
 
 // abort fails the stream with err (the first wins) and cancels both
@@ -191,7 +196,8 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 		return nil, err
 	}
 	qs.SetReadDeadline(time.Time{})
-	resp.Body = &body{s: s, resp: resp}
+	s.body = body{s: s, resp: resp}
+	resp.Body = &s.body
 	return resp, nil
 }
 
@@ -582,7 +588,10 @@ func (s *stream) otherFrame(ft h3wire.FrameType, l uint64) error {
 // parseHead checks a response head (RFC 9114 §4.3.2) and builds the
 // Response.
 func (s *stream) parseHead(fs []field) (*Response, error) {
-	resp := &Response{StatusCode: -1, ContentLength: -1, Header: make(fields.Header, 0, len(fs))}
+	// The response is the stream's own: an interim (1xx) head is
+	// overwritten by the next, and the final one is the stream's last.
+	s.resp = Response{StatusCode: -1, ContentLength: -1, Header: make(fields.Header, 0, len(fs))}
+	resp := &s.resp
 	regular := false
 	for _, f := range fs {
 		if len(f.name) > 0 && f.name[0] == ':' {
