@@ -7,7 +7,7 @@
 // (cd bindings/node/bench && npm install):
 //
 //	node bindings/node/bench/bench.js [-d SECONDS] [-rounds N] [-n PY_REQUESTS] [-pyrounds N] [-pyonly 1]
-//	    [-nopy 1] [-only h1,h2,per,isolated] [-client guise|wreq]
+//	    [-nopy 1] [-only h1,h2,per,isolated] [-client guise|wreq] [-pin 0|1]
 //
 // For each scenario the two clients take turns (guise, wreq, guise, ...),
 // -rounds times for -d seconds each; the table has the medians. CPU is the
@@ -16,17 +16,35 @@
 // cases of a new connection per request it then runs the Go API alone
 // against the same server (bindserver -go -mode per|isolated).
 
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
-
-const root = path.resolve(__dirname, '..', '..', '..');
-const guise = require(path.join(root, 'bindings', 'node'));
 
 function arg(name, def) {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : def;
 }
+
+// -pin 1 (the default where taskset exists and there are two CPUs or
+// more): the clients on CPU 0, the server on CPU 1, as the bench module
+// measures (bench/all). The script runs itself again under taskset -c 0,
+// before loading either client, and starts the server under taskset -c 1.
+// Unpinned, the server's work on the clients' CPU and the clients'
+// threads on the server's are counted against whichever ran there.
+const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((f) => fs.existsSync(f));
+// (In the pinned run availableParallelism is 1: the variable says it.)
+const PIN = process.env.GUISE_BENCH_PINNED === '1' ||
+  (arg('-pin', TASKSET && os.availableParallelism() >= 2 ? 1 : 0) === 1 && TASKSET !== undefined);
+if (PIN && process.env.GUISE_BENCH_PINNED !== '1') {
+  const r = spawnSync(TASKSET, ['-c', '0', process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    { stdio: 'inherit', env: { ...process.env, GUISE_BENCH_PINNED: '1' } });
+  process.exit(r.status === null ? 1 : r.status);
+}
+
+const root = path.resolve(__dirname, '..', '..', '..');
+const guise = require(path.join(root, 'bindings', 'node'));
 const DUR = arg('-d', 2) * 1000;
 const ROUNDS = arg('-rounds', 3);
 const PY_N = arg('-n', 20000);
@@ -45,7 +63,7 @@ const CLIENT = strArg('-client');
 async function startServer() {
   const bin = path.join(root, 'bench', 'bin', 'bindserver');
   execFileSync('go', ['build', '-o', bin, './cmd/bindserver'], { cwd: path.join(root, 'bench'), stdio: 'inherit' });
-  const p = spawn(bin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const p = PIN ? spawn(TASKSET, ['-c', '1', bin], { stdio: ['pipe', 'pipe', 'inherit'] }) : spawn(bin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
   const rl = readline.createInterface({ input: p.stdout });
   const urls = {};
   for await (const line of rl) {
