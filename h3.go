@@ -346,9 +346,14 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 	for i := range hdr {
 		hdr[i].Name = lowerASCII(hdr[i].Name)
 	}
-	// One allocation for the request, the Response and its body.
+	// One allocation for the request, the Response and its body. A
+	// request with a body has its own: the goroutine sending the body
+	// holds it, and the Response would keep the body's bytes alive.
 	x3 := &h3Exchange{}
 	r := &x3.req
+	if b.r != nil || len(b.bytes) > 0 {
+		r = new(h3.Request)
+	}
 	*r = h3.Request{
 		Method: req.method(), Scheme: u.scheme, Authority: u.authority, Path: u.target,
 		Header: hdr, Body: b.r, BodyBytes: b.bytes, ContentLength: b.length,
@@ -381,7 +386,7 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 }
 
 // h3Exchange is an HTTP/3 request's Response with the engine's request
-// and the body reader, in one allocation.
+// (if it has no body) and the body reader, in one allocation.
 type h3Exchange struct {
 	Response
 	req  h3.Request
