@@ -26,6 +26,13 @@ const guiseH3Host = "localhost"
 // returns the server's record of that connection.
 func guiseH3(t *testing.T, s *Server, port, name string) *ConnRecord {
 	t.Helper()
+	return guiseH3Paced(t, s, port, name, 0)
+}
+
+// guiseH3Paced is guiseH3 with a pause after the navigation, as a
+// browser takes to parse the page before it asks for the image.
+func guiseH3Paced(t *testing.T, s *Server, port, name string, pause time.Duration) *ConnRecord {
+	t.Helper()
 	before := map[uint64]bool{}
 	for _, r := range s.Records() {
 		before[r.ID] = true
@@ -33,11 +40,14 @@ func guiseH3(t *testing.T, s *Server, port, name string) *ConnRecord {
 	tr := &guise.Transport{}
 	sess := &guise.Session{Profile: name, RootCAs: s.CertPool(), Transport: tr, Protocol: guise.HTTP3, Timeout: 10 * time.Second}
 	base := "https://" + guiseH3Host + ":" + port
-	for _, r := range []*guise.Request{
+	for i, r := range []*guise.Request{
 		{URL: base + "/"},
 		{URL: base + "/h3/pixel.gif", Kind: profile.Image, Referrer: base + "/"},
 		{URL: base + "/h3/fetch", Kind: profile.Fetch, Referrer: base + "/"},
 	} {
+		if i == 1 && pause > 0 {
+			time.Sleep(pause)
+		}
 		resp, err := sess.Do(context.Background(), r)
 		if err == nil {
 			_, err = resp.Bytes()
