@@ -151,6 +151,15 @@ func qpackDynLive(t *testing.T, browser, kind string, blocked uint64, delay time
 			case <-time.After(time.Until(deadline)):
 			}
 		}
+		if n := len(pages()); n == len(recs) {
+			for _, r := range s.Records() {
+				var paths []string
+				for _, q := range r.HTTPRequests() {
+					paths = append(paths, q.Target)
+				}
+				t.Logf("try %d carried no page: connection #%d %v %v", try+1, r.ID, r.Transport, paths)
+			}
+		}
 		recs = pages()
 	}
 	if len(recs) > quicRuns {
@@ -318,7 +327,10 @@ func TestLiveQPACKDynFirefox(t *testing.T) {
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
 	compared, ran := 0, 0
 	for _, k := range dynKinds {
-		t.Run(k.kind, func(t *testing.T) { ran++; compared += liveQPACKDynFirefox(t, bin, certutil, k.kind, k.blocked, k.delay) })
+		t.Run(k.kind, func(t *testing.T) {
+			ran++
+			compared += liveQPACKDynFirefox(t, bin, certutil, k.kind, k.blocked, k.delay)
+		})
 	}
 	if ran == len(dynKinds) && compared == 0 && !t.Failed() {
 		t.Error("guise's QPACK was compared with no live connection: every one used the table at other requests than guise's")
@@ -351,6 +363,7 @@ func liveQPACKDynFirefox(t *testing.T, bin, certutil, kind string, blocked uint6
 user_pref("network.http.http3.alt-svc-mapping-for-testing", "fp.test;h3=:` + port + `");
 user_pref("network.http.http3.disable_when_third_party_roots_found", false);
 user_pref("network.http.http3.backup_timer_delay", 10000);
+user_pref("network.http.http3.force-use-alt-svc-mapping-for-testing", true);
 `
 		if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(prefs), 0o644); err != nil {
 			t.Fatal(err)
