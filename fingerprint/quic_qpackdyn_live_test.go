@@ -135,9 +135,10 @@ func qpackDynLive(t *testing.T, browser, kind string, blocked uint64, delay time
 		return out
 	}
 	var recs []*ConnRecord
-	// Firefox's --screenshot ends at the load event, which does not wait
-	// for the page's fetch(): a try may end before it went out, about
-	// one in four here. Four tries to spare.
+	// A try may carry no page over QUIC: before the live tests set
+	// force-use-alt-svc-mapping-for-testing, Firefox loaded the page
+	// itself over TCP in about one try of three (each such try logs its
+	// connections). Four tries to spare.
 	for try := 0; len(recs) < quicRuns && try < quicRuns+4; try++ {
 		run(s, port)
 		deadline := time.Now().Add(5 * time.Second)
