@@ -1242,7 +1242,9 @@ func (c *Conn) handleFrame(sp int, f *quicwire.Frame, now time.Time) {
 			c.discard(spHandshake)
 		}
 	case t == quicwire.FrameNewToken:
-		c.tls.StoreToken(f.Data)
+		if c.tls != nil { // a Conn without its handshake (the fuzz targets')
+			c.tls.StoreToken(f.Data)
+		}
 	case t == quicwire.FrameNewConnectionID:
 		c.onNewConnectionID(f)
 	case t == quicwire.FrameRetireConnectionID:
