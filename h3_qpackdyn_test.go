@@ -35,11 +35,25 @@ import (
 // after them (Firefox's in -h3dyn-01.json).
 func TestH3DynamicTableMatchesRecordings(t *testing.T) {
 	for name, browser := range map[string]string{"chrome156-linux": "chromium-156", "firefox153-linux": "firefox-esr-153"} {
-		t.Run(name, func(t *testing.T) { h3DynamicMatches(t, name, browser) })
+		t.Run(name, func(t *testing.T) {
+			// Whether the SETTINGS came before guise's first request is
+			// timing (under -race they sometimes did, where every
+			// Chromium recording's first request went without them): a
+			// connection no recording matches so is tried again, twice.
+			for try := 1; try <= 3; try++ {
+				if h3DynamicMatches(t, name, browser) {
+					return
+				}
+			}
+			t.Fatalf("%s: in three connections, no recording whose first request used the table as guise's did", name)
+		})
 	}
 }
 
-func h3DynamicMatches(t *testing.T, name, browser string) {
+// h3DynamicMatches makes one connection and compares it; it returns
+// false, having compared nothing, when no recording's first request used
+// the table as guise's did.
+func h3DynamicMatches(t *testing.T, name, browser string) bool {
 	srv := &fingerprint.Server{QPACKMaxTableCapacity: 65536, QPACKBlockedStreams: 100}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -138,7 +152,8 @@ func h3DynamicMatches(t *testing.T, name, browser string) {
 		}
 	}
 	if want == nil {
-		t.Fatalf("%s: no recording whose first request used the table as guise's did (%d)", name, got.Requests[0].RequiredInsertCount)
+		t.Logf("%s: no recording whose first request used the table as guise's did (Required Insert Count %d): another connection", name, got.Requests[0].RequiredInsertCount)
+		return false
 	}
 	if g, w := instrs(got.QPACKEncoder), instrs(want.QPACKEncoder); len(g) > len(w) || !slices.Equal(g, w[:len(g)]) {
 		t.Errorf("encoder stream\n got %q\nwant %q", g, w)
@@ -152,6 +167,7 @@ func h3DynamicMatches(t *testing.T, name, browser string) {
 				want.Requests[i].RequiredInsertCount, want.Requests[i].Base)
 		}
 	}
+	return true
 }
 
 func instrs(in []fingerprint.QPACKInstruction) []string {
