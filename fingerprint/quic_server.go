@@ -445,10 +445,11 @@ func (s *Server) answerH3(lc *liveConn, hc *h3Conn, st *quic.Stream, block []byt
 	switch path {
 	case "/":
 		s.h3Pages.Add(1)
-		ctype, body = "text/html; charset=utf-8", []byte(H3Page)
+		page := H3Page
 		if s.h3FirstPage {
-			body = []byte(H3FirstPage)
+			page = H3FirstPage
 		}
+		ctype, body = "text/html; charset=utf-8", []byte(page)
 	case "/h3/pixel.gif":
 		ctype, body = "image/gif", h3Pixel
 	case "/h3/wait.gif":
