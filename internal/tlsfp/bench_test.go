@@ -29,7 +29,7 @@ func TestBuildDoesNoParsing(t *testing.T) {
 		if _, err := compiled(p, nil); err != nil {
 			t.Fatal(err)
 		}
-		_ = tpl.build(g, "fp.test", 0)
+		_ = tpl.build(g, "fp.test", 0, false)
 	})
 	for i := 0; i < 20; i++ {
 		buildHello(t, "fp.test", &Config{Profile: p})
@@ -57,7 +57,7 @@ func BenchmarkBuild(b *testing.B) {
 	g := newRNG(rand.Reader)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = tpl.build(g, "fp.test", 0)
+		_ = tpl.build(g, "fp.test", 0, false)
 	}
 }
 
@@ -99,7 +99,7 @@ func BenchmarkHandshake(b *testing.B) {
 		defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 		for b.Loop() {
 			b.StopTimer()
-			spec := tpl.build(newRNG(rand.Reader), "fp.test", 0)
+			spec := tpl.build(newRNG(rand.Reader), "fp.test", 0, false)
 			b.StartTimer()
 			nc, err := net.Dial("tcp", s.addr())
 			if err != nil {

@@ -135,11 +135,11 @@ func QUICClient(serverName string, cfg *Config, transportParams []byte) (*QUICCo
 		ucfg.VerifyConnection = verified.verifyWith(serverName, roots, time.Now)
 	}
 	g := newRNG(r)
-	spec := tpl.build(g, serverName, pskLen)
+	early := pinned != nil && pinned.early
+	spec := tpl.build(g, serverName, pskLen, !early) // a ticket without 0-RTT: no early_data
 	if g.err != nil {
 		return nil, g.err
 	}
-	early := pinned != nil && pinned.early
 	exts := spec.Extensions[:0]
 	for _, e := range spec.Extensions {
 		switch e := e.(type) {
@@ -147,9 +147,6 @@ func QUICClient(serverName string, cfg *Config, transportParams []byte) (*QUICCo
 			if e.Id == extQUICTransportParameters {
 				exts = append(exts, &utls.GenericExtension{Id: extQUICTransportParameters, Data: slices.Clone(transportParams)})
 				continue
-			}
-			if e.Id == extEarlyData && !early {
-				continue // a ticket without 0-RTT: no early_data
 			}
 		case *utls.QUICTransportParametersExtension:
 			exts = append(exts, &utls.GenericExtension{Id: extQUICTransportParameters, Data: slices.Clone(transportParams)})
@@ -202,10 +199,12 @@ func uconnOf(q *utls.UQUICConn) *utls.UConn {
 // earlier QUIC connection to serverName in the same scope, which the next
 // connection sends as the initial_rtt transport parameter, as Chromium
 // sends the RTT it remembers for a server; 0 for none, without
-// cfg.Sessions (isolated calls), or for profiles other than those that
-// resume (see quicResumes: Firefox's neqo has no such parameter).
+// cfg.Sessions (isolated calls), for profiles that do not resume (see
+// quicResumes), and for profiles other than quiche's (those of its
+// chaos-protection layout): Firefox's neqo has no such parameter.
 func QUICInitialRTT(serverName string, cfg *Config) time.Duration {
-	if cfg == nil || cfg.Sessions == nil || cfg.Profile == nil || cfg.Profile.QUIC == nil || !quicResumes(cfg.Profile) {
+	if cfg == nil || cfg.Sessions == nil || cfg.Profile == nil || cfg.Profile.QUIC == nil ||
+		!quicResumes(cfg.Profile) || cfg.Profile.QUIC.Layout != profile.LayoutChaos {
 		return 0
 	}
 	roots := cfg.RootCAs
@@ -324,29 +323,36 @@ func quicCompiled(p *profile.Profile) (*template, error) {
 	return r.t, r.err
 }
 
-// quicResumes reports whether guise knows p's resumed QUIC hello: so far
-// only Chromium's (fingerprint/testdata/recordings/chromium-156-h3-
-// resumed-*.json), whose extensions are shuffled, so that the added
-// early_data has no fixed place. Firefox ESR 153 was not seen resuming
-// over QUIC (it moved to TCP when the recorder's connection went away),
-// so its QUIC connections keep doing full handshakes rather than send a
-// hello no recording shows.
+// quicResumes reports whether guise knows p's resumed QUIC hello: that of
+// a browser that shuffles its QUIC extensions, so that the early_data it
+// adds has no fixed place. Both recorded browsers do
+// (fingerprint/testdata/recordings/*-h3-resumed-*.json).
 func quicResumes(p *profile.Profile) bool {
-	return p.QUIC.ShuffleExtensions && p.QUIC.FixedTailExtensions == 0
+	return p.QUIC.ShuffleExtensions
 }
 
 // deriveQUICResumed builds the resumed QUIC hello from the full one, as
-// Chromium's recorded one is: the same extensions plus early_data (42),
-// shuffled with the rest, and pre_shared_key last. The GREASE ECH payload
-// keeps the full hello's lengths (the recordings' resumed hellos use the
-// same ones).
+// the browsers' recorded ones are: the same extensions plus early_data
+// (42), shuffled with the rest (before the fixed tail, Firefox's
+// transport parameters and ECH), and pre_shared_key last. A GREASE ECH
+// payload of fixed lengths (Chromium's) keeps them; one that grows with
+// the hello (Firefox's) counts early_data as one more extension.
 func (t *template) deriveQUICResumed() *template {
 	r := *t
 	r.resumed = nil
-	r.spec.Extensions = slices.Clone(t.spec.Extensions)
-	r.spec.Extensions = append(r.spec.Extensions, &utls.GenericExtension{Id: extEarlyData}, &utls.UtlsPreSharedKeyExtension{})
+	keep := len(t.spec.Extensions) - t.fixedTail
+	r.spec.Extensions = slices.Concat(t.spec.Extensions[:keep],
+		[]utls.TLSExtension{&utls.GenericExtension{Id: extEarlyData}},
+		t.spec.Extensions[keep:],
+		[]utls.TLSExtension{&utls.UtlsPreSharedKeyExtension{}})
+	if t.fixedTail > 0 {
+		r.fixedTail++ // pre_shared_key stays last
+	}
 	if t.ech != nil {
 		e := *t.ech
+		if e.grows {
+			e.inner += 2
+		}
 		r.ech = &e
 	}
 	return &r

@@ -3,8 +3,10 @@ package tlsfp
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/guise-http/guise/profile"
@@ -13,11 +15,17 @@ import (
 
 // extension code points this file treats specially.
 const (
-	extPSK           = 41
-	extSessionTicket = 35
-	extALPS          = 17513
-	extALPSNew       = 17613
-	extECH           = 0xfe0d
+	extServerName        = 0
+	extPointFormats      = 11
+	extPadding           = 21
+	extEMS               = 23
+	extSessionTicket     = 35
+	extPSK               = 41
+	extSupportedVersions = 43
+	extALPS              = 17513
+	extALPSNew           = 17613
+	extECH               = 0xfe0d
+	extRenegotiation     = 0xff01
 )
 
 // template is a recorded ClientHello parsed once: the uTLS spec it
@@ -46,22 +54,22 @@ type echShape struct {
 	aeads       []uint16
 	encLen      int
 	payloadLens []int // the profile's set; nil when the length grows
-	// grows: the browser sizes the payload like a real encrypted inner
-	// hello (Firefox), so it is base plus, on a resumed connection, the
-	// pre_shared_key extension rounded up to echBlock bytes. Fitted to
-	// Firefox 153's recordings: 239 bytes without a PSK, 399 with a
-	// 152-byte PSK extension.
+	// grows: the browser sizes the payload as NSS does (Firefox), like
+	// the encrypted inner hello a real ECH offer would carry (see
+	// nssInner): inner is that hello's length less its server_name and
+	// pre_shared_key, which are sized per connection; pad31 says NSS
+	// pads it to one byte short of a multiple of 32, as Firefox 153's
+	// does, rather than to a multiple. Fitted to every Firefox 153
+	// recording: 239 bytes without a PSK, 399 with a 152-byte PSK over
+	// TCP, 431 with a 203-byte PSK and early_data over QUIC.
 	grows bool
-	base  int
+	inner int
+	pad31 bool
 	// x25519Enc: the browser fills the encapsulated key with a real X25519
 	// public key (BoringSSL makes a key pair for its GREASE ECH), so its
 	// top bit is always clear; NSS fills it with random bytes.
 	x25519Enc bool
 }
-
-// echBlock is the block an inner hello is padded to (NSS pads the encoded
-// ClientHelloInner to a multiple of 32 bytes).
-const echBlock = 32
 
 func roundUp(n, b int) int { return (n + b - 1) / b * b }
 
@@ -188,11 +196,6 @@ func parseHello(p *profile.Profile, hello []byte, resumed bool) (*template, erro
 	if resumed && !hasPSK {
 		return nil, fmt.Errorf("tlsfp: profile %s: the resumed hello has no pre_shared_key", p.Name)
 	}
-	if resumed && t.ech != nil && t.ech.grows {
-		// The recorded payload includes the recorded PSK; keep the base.
-		body, _ := findExtension(hello, extPSK)
-		t.ech.base -= roundUp(4+len(body), echBlock)
-	}
 	return t, nil
 }
 
@@ -277,10 +280,108 @@ func parseECH(record []byte, lens []int, aeads []uint16) (*echShape, error) {
 		return nil, errors.New("recorded ech payload length does not match")
 	}
 	s.payloadLens = lens
-	if len(s.payloadLens) == 0 {
-		s.grows, s.base = true, recorded
+	if len(s.payloadLens) > 0 {
+		return s, nil
+	}
+	// Without the profile's set of lengths: NSS's sizing if it gives the
+	// recorded length, with either padding; else the recorded length.
+	s.payloadLens = []int{recorded}
+	if inner, name, psk, ok := nssInner(record); ok {
+		for _, pad31 := range []bool{false, true} {
+			n := &echShape{inner: inner, pad31: pad31}
+			if n.nssPayload(name, name > 0, psk) == recorded {
+				s.grows, s.inner, s.pad31, s.payloadLens = true, inner, pad31, nil
+				break
+			}
+		}
 	}
 	return s, nil
+}
+
+// NSS's GREASE ECH sizing (tls13_MaybeGreaseEch in lib/ssl/tls13ech.c):
+// the payload is as long as the EncodedClientHelloInner a real offer
+// would encrypt, built from the outer hello's extensions once all of
+// them (pre_shared_key included) are written, padded and sealed.
+const (
+	// nssGreaseName is the server name length the inner hello is padded
+	// to (Firefox's security.tls.ech.grease_size).
+	nssGreaseName = 100
+	// nssTag is the AEAD tag (AES-128-GCM and ChaCha20-Poly1305).
+	nssTag = 16
+)
+
+// nssInner returns the length of the inner hello NSS would build from the
+// ClientHello record, less its server_name and pre_shared_key extensions,
+// and the host name and pre_shared_key lengths it holds (0 for none):
+//   - legacy_version, random, an empty session id, the cipher suites and
+//     compression methods, and the extensions' length;
+//   - the inner ECH extension (4 bytes and its type byte);
+//   - supported_versions, TLS 1.3 alone (and a GREASE version if the
+//     outer offers one);
+//   - the other extensions that exist in TLS 1.3 named by type in one
+//     ech_outer_extensions extension (2 bytes each), those of TLS 1.2
+//     alone (ec_point_formats, extended_master_secret, session_ticket,
+//     renegotiation_info) left out, as are ECH and padding themselves.
+func nssInner(record []byte) (inner, name, psk int, ok bool) {
+	b := record[min(len(record), 5+4+2+32):]
+	if len(b) < 1 || len(b) < 1+int(b[0])+2 {
+		return 0, 0, 0, false
+	}
+	b = b[1+int(b[0]):]
+	suites := int(b[0])<<8 | int(b[1])
+	if len(b) < 2+suites+1 {
+		return 0, 0, 0, false
+	}
+	comp := int(b[2+suites])
+	inner = 2 + 32 + 1 + 2 + suites + 1 + comp + 2 + 4 + 1
+	outer := 0
+	for e := extensionBlock(record); len(e) >= 4; {
+		typ := uint16(e[0])<<8 | uint16(e[1])
+		n := int(e[2])<<8 | int(e[3])
+		if len(e) < 4+n {
+			return 0, 0, 0, false
+		}
+		body := e[4 : 4+n]
+		e = e[4+n:]
+		switch typ {
+		case extECH, extPadding, extPointFormats, extEMS, extSessionTicket, extRenegotiation:
+		case extServerName:
+			if n < 5 {
+				return 0, 0, 0, false
+			}
+			name = int(body[3])<<8 | int(body[4])
+		case extPSK:
+			psk = 4 + n
+		case extSupportedVersions:
+			inner += 4 + 1 + 2
+			for v := body[min(1, n):]; len(v) >= 2; v = v[2:] {
+				if isGREASE(uint16(v[0])<<8 | uint16(v[1])) {
+					inner += 2
+					break
+				}
+			}
+		default:
+			outer++
+		}
+	}
+	if outer > 0 {
+		inner += 4 + 1 + 2*outer
+	}
+	return inner, name, psk, true
+}
+
+// nssPayload is the payload length for a hello to a host of name bytes,
+// which the hello names in server_name when sni, and whose
+// pre_shared_key extension has psk bytes (0: none).
+func (s *echShape) nssPayload(name int, sni bool, psk int) int {
+	n := s.inner + psk + max(nssGreaseName-name, 0)
+	if sni {
+		n += 4 + 2 + 1 + 2 + name
+	}
+	if s.pad31 {
+		return n/32*32 + 31 + nssTag
+	}
+	return roundUp(n, 32) + nssTag
 }
 
 // checkExtensions rejects what RFC 8446 4.2 forbids and uTLS would assert
@@ -363,24 +464,25 @@ func extensionBlock(record []byte) []byte {
 // pskLen is the length of the pre_shared_key extension uTLS will write
 // (0 for a full handshake); a browser whose GREASE ECH tracks the inner
 // hello's size grows the ECH payload by it.
-func (t *template) build(g *rng, serverName string, pskLen int) *utls.ClientHelloSpec {
+func (t *template) build(g *rng, serverName string, pskLen int, dropEarly bool) *utls.ClientHelloSpec {
 	spec := &utls.ClientHelloSpec{
 		CipherSuites:       t.spec.CipherSuites, // copied by ApplyPreset
 		CompressionMethods: t.spec.CompressionMethods,
 		TLSVersMin:         t.spec.TLSVersMin,
 		TLSVersMax:         t.spec.TLSVersMax,
 	}
-	exts := make([]utls.TLSExtension, len(t.spec.Extensions))
-	for i, e := range t.spec.Extensions {
+	exts := make([]utls.TLSExtension, 0, len(t.spec.Extensions))
+	ech := -1
+	for _, e := range t.spec.Extensions {
 		switch e := e.(type) {
 		case *utls.SNIExtension:
-			exts[i] = &utls.SNIExtension{ServerName: serverName}
+			exts = append(exts, &utls.SNIExtension{ServerName: serverName})
 		case *utls.UtlsGREASEExtension:
-			exts[i] = &utls.UtlsGREASEExtension{Value: e.Value, Body: e.Body}
+			exts = append(exts, &utls.UtlsGREASEExtension{Value: e.Value, Body: e.Body})
 		case *utls.SupportedCurvesExtension:
-			exts[i] = &utls.SupportedCurvesExtension{Curves: slices.Clone(e.Curves)}
+			exts = append(exts, &utls.SupportedCurvesExtension{Curves: slices.Clone(e.Curves)})
 		case *utls.SupportedVersionsExtension:
-			exts[i] = &utls.SupportedVersionsExtension{Versions: slices.Clone(e.Versions)}
+			exts = append(exts, &utls.SupportedVersionsExtension{Versions: slices.Clone(e.Versions)})
 		case *utls.KeyShareExtension:
 			ks := make([]utls.KeyShare, len(e.KeyShares))
 			for j, k := range e.KeyShares {
@@ -389,7 +491,7 @@ func (t *template) build(g *rng, serverName string, pskLen int) *utls.ClientHell
 					ks[j].Data = k.Data // the GREASE share's fixed body
 				}
 			}
-			exts[i] = &utls.KeyShareExtension{KeyShares: ks}
+			exts = append(exts, &utls.KeyShareExtension{KeyShares: ks})
 		case *utls.SignatureAlgorithmsExtension:
 			// uTLS replays a recorded GREASE signature algorithm as is;
 			// Chrome draws it per connection like every other GREASE.
@@ -399,22 +501,44 @@ func (t *template) build(g *rng, serverName string, pskLen int) *utls.ClientHell
 					algs[j] = utls.SignatureScheme(g.grease())
 				}
 			}
-			exts[i] = &utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: algs}
+			exts = append(exts, &utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: algs})
 		case *utls.SessionTicketExtension:
-			exts[i] = &utls.SessionTicketExtension{}
+			exts = append(exts, &utls.SessionTicketExtension{})
 		case utls.PreSharedKeyExtension:
-			exts[i] = &utls.UtlsPreSharedKeyExtension{}
+			exts = append(exts, &utls.UtlsPreSharedKeyExtension{})
 		case *utls.GREASEEncryptedClientHelloExtension:
-			exts[i] = t.ech.generic(g, pskLen)
+			ech = len(exts)
+			exts = append(exts, nil) // drawn below, once its size is known
+		case *utls.GenericExtension:
+			if e.Id == extEarlyData && dropEarly {
+				pskLen -= 2 // one extension fewer for NSS's inner hello
+				continue
+			}
+			exts = append(exts, shallowCopy(e))
 		default:
-			exts[i] = shallowCopy(e)
+			exts = append(exts, shallowCopy(e))
 		}
+	}
+	if ech >= 0 {
+		host, sni := sniHost(serverName)
+		exts[ech] = t.ech.generic(g, host, sni, pskLen)
 	}
 	if t.shuffle {
 		shuffle(exts[:len(exts)-t.fixedTail], g)
 	}
 	spec.Extensions = exts
 	return spec
+}
+
+// sniHost returns the host name of serverName as it goes in server_name,
+// and whether it does: uTLS leaves out an IP literal (RFC 6066 §3) and
+// sends a name without its trailing dot.
+func sniHost(serverName string) (string, bool) {
+	h := strings.TrimSuffix(serverName, ".")
+	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		return h, false
+	}
+	return h, h != ""
 }
 
 // shallowCopy returns a new extension value equal to e. The extensions it
@@ -454,14 +578,16 @@ func shuffle(exts []utls.TLSExtension, g *rng) {
 // of the recorded length and a random payload of a length the browser
 // uses. It is a generic extension so that every byte comes from the
 // Config's randomness (uTLS's own GREASE ECH reads crypto/rand directly).
-func (s *echShape) generic(g *rng, pskLen int) *utls.GenericExtension {
+//
+// A payload that grows (NSS's) is sized for host, named in server_name
+// when sni, with a pre_shared_key of pskLen bytes and as many other
+// extensions as the template's, plus 2 bytes per extra one in
+// pskLen (negative for one left out).
+func (s *echShape) generic(g *rng, host string, sni bool, pskLen int) *utls.GenericExtension {
 	var n int
 	switch {
 	case s.grows:
-		n = s.base
-		if pskLen > 0 {
-			n += roundUp(pskLen, echBlock)
-		}
+		n = s.nssPayload(len(host), sni, pskLen)
 	case len(s.payloadLens) == 1:
 		n = s.payloadLens[0]
 	default:

@@ -260,7 +260,7 @@ func newConn(nc net.Conn, serverName string, cfg *Config) (*utls.UConn, *handsha
 // shares, and applies it to a new uTLS client over a handshakeConn.
 func applyTemplate(nc net.Conn, ucfg *utls.Config, tpl *template, pskLen int, name string) (*utls.UConn, *handshakeConn, error) {
 	g := newRNG(ucfg.Rand)
-	spec := tpl.build(g, ucfg.ServerName, pskLen)
+	spec := tpl.build(g, ucfg.ServerName, pskLen, false)
 	if g.err != nil {
 		return nil, nil, g.err
 	}
