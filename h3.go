@@ -361,6 +361,9 @@ func (c *conn) roundTripH3(ctx context.Context, req *Request, u *parsedURL, b bo
 	}
 	if c.h3Early != nil && !idempotent(r.Method) {
 		// Not in 0-RTT, as browsers: a replayed POST could act twice.
+		// The hello's last datagram, if held for the first request,
+		// goes now: the handshake waits on it.
+		c.h3.ReleaseFlight()
 		select {
 		case <-c.h3Early:
 		case <-ctx.Done():

@@ -16,6 +16,7 @@ import (
 	"github.com/guise-http/guise/internal/h3"
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/guise-http/guise/internal/tlsfp"
+	"github.com/guise-http/guise/profile"
 )
 
 // resumeRecorder is the echo server (the recorder), with a QUIC dialer
@@ -218,25 +219,36 @@ func TestH3ResumesWithinSession(t *testing.T) {
 	}
 }
 
-// TestH3ResumedFlightMatchesRecording compares the ClientHello and the
-// first datagrams of a resumed QUIC connection with Chromium's recorded
-// resumed connection (fingerprint/testdata/recordings/chromium-156-h3-
-// resumed-01.json), randomness masked: the JA4 (q13d0314h3: 14
-// extensions, early_data and pre_shared_key added), the set of extensions,
-// pre_shared_key last, psk_key_exchange_modes, and two 1250-byte datagrams
-// of Initial packets, whose token is the one the first connection
-// received in NEW_TOKEN, then 0-RTT datagrams carrying the control stream
-// and the request; the transport parameters' set, initial_rtt included.
+// TestH3ResumedFlightMatchesRecording: a Session's second QUIC connection
+// resumes as the browser's recorded one (*-h3-resumed-01.json) with its
+// profile: JA4, the extension set with early_data and the fixed tail
+// (pre_shared_key last), psk_key_exchange_modes, the token the first
+// connection got in NEW_TOKEN, and the first flight's datagrams up to the
+// first with 0-RTT in it: Chromium's two 1250-byte datagrams of Initials,
+// then 0-RTT packets each in its own unpadded datagram; Firefox's three
+// 1252-byte datagrams, the last an Initial and the first 0-RTT packet
+// padded after them. The control stream and the request come in 0-RTT;
+// the transport parameters are the recorded set (Chromium's initial_rtt
+// included).
 func TestH3ResumedFlightMatchesRecording(t *testing.T) {
+	for _, c := range []struct{ profile, recording string }{
+		{"chrome156-linux", "chromium-156-h3-resumed-01.json"},
+		{"firefox153-linux", "firefox-esr-153-h3-resumed-01.json"},
+	} {
+		t.Run(c.profile, func(t *testing.T) { testH3ResumedFlight(t, c.profile, c.recording) })
+	}
+}
+
+func testH3ResumedFlight(t *testing.T, name, recording string) {
 	r := newResumeRecorder(t)
 	tr := &Transport{quicDial: r.dial}
 	defer tr.Close()
-	s := &Session{Profile: "chrome156-linux", Transport: tr}
+	s := &Session{Profile: name, Transport: tr}
 	defer s.Close()
 	r.get(t, s.Do, "/")
 	// The request goes in 0-RTT when it is written before the server's
 	// handshake answer arrives (on loopback that is a race it nearly
-	// always wins, as Chromium did in the recordings): up to three
+	// always wins, as the browsers did in the recordings): up to three
 	// resumed connections, until one carried it so.
 	var got *fingerprint.ConnRecord
 	for i := 2; i < 5 && got == nil; i++ {
@@ -253,7 +265,7 @@ func TestH3ResumedFlightMatchesRecording(t *testing.T) {
 	if got == nil {
 		t.Fatal("no resumed connection carried its request in 0-RTT")
 	}
-	b, err := os.ReadFile("fingerprint/testdata/recordings/chromium-156-h3-resumed-01.json")
+	b, err := os.ReadFile("fingerprint/testdata/recordings/" + recording)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +292,13 @@ func TestH3ResumedFlightMatchesRecording(t *testing.T) {
 		return ids
 	}
 	g, w := exts(gf), exts(wf)
+	p, err := profile.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tail := 1 + p.QUIC.FixedTailExtensions; len(g) < tail || len(w) < tail || !slices.Equal(g[len(g)-tail:], w[len(w)-tail:]) {
+		t.Errorf("last extensions %v, recorded %v", g, w)
+	}
 	if g[len(g)-1] != 41 {
 		t.Errorf("pre_shared_key is not last: %v", g)
 	}
@@ -296,45 +315,15 @@ func TestH3ResumedFlightMatchesRecording(t *testing.T) {
 	if g, w := len(gf.Token), len(wf.Token); g != w {
 		t.Errorf("Initial token of %d bytes, recorded %d", g, w)
 	}
-	layout := func(rec *fingerprint.ConnRecord) []string {
-		var out []string
-		for _, d := range rec.QUIC.Datagrams[:2] {
-			h, err := quicwire.ParseHeader(d.Data)
-			if err != nil {
-				return append(out, err.Error())
-			}
-			out = append(out, h.Type.String()+"/"+strconv.Itoa(d.Size))
-		}
-		return out
-	}
-	if g, w := layout(got), layout(want); !slices.Equal(g, w) {
-		t.Errorf("first datagrams %v, recorded %v", g, w)
-	}
-	// Then 0-RTT, each packet in its own unpadded datagram, as the
-	// recording: the control stream and the request came in it.
-	zeroRTT := func(rec *fingerprint.ConnRecord) (n int) {
-		for _, d := range rec.QUIC.Datagrams[2:] {
-			h, err := quicwire.ParseHeader(d.Data)
-			if err != nil || h.Type != quicwire.Packet0RTT {
-				break
-			}
-			if h.Size != len(d.Data) {
-				t.Errorf("a 0-RTT datagram of %d bytes holds a packet of %d", len(d.Data), h.Size)
-			}
-			n++
-		}
-		return n
-	}
-	if g := zeroRTT(got); g == 0 {
-		t.Error("no 0-RTT datagram after the Initials")
+	if g, w := flightLayout(got), flightLayout(want); !slices.Equal(g, w) {
+		t.Errorf("first flight %v, recorded %v", g, w)
 	}
 	gc, gr := earlyStreams(got)
 	wc, wr := earlyStreams(want)
 	if gc != wc || gr != wr {
 		t.Errorf("in 0-RTT: control stream %t, request %t; recorded %t, %t", gc, gr, wc, wr)
 	}
-	// The transport parameters: the recorded set, initial_rtt included
-	// (the first connection's RTT), GREASE masked.
+	// The transport parameters: the recorded set, GREASE masked.
 	params := func(fl *fingerprint.QUICFlight) []string {
 		var ids []string
 		for _, p := range fl.TransportParameters {
@@ -350,6 +339,42 @@ func TestH3ResumedFlightMatchesRecording(t *testing.T) {
 	if g, w := params(gf), params(wf); !slices.Equal(g, w) {
 		t.Errorf("transport parameters %v, recorded %v", g, w)
 	}
+}
+
+// flightLayout describes rec's datagrams up to the first that holds a
+// 0-RTT packet: the packet types coalesced in each, its size when it
+// holds an Initial (the Initials' datagrams are padded), and "unpadded"
+// for a datagram of 0-RTT that is exactly its packets.
+func flightLayout(rec *fingerprint.ConnRecord) []string {
+	var out []string
+	for _, d := range rec.QUIC.Datagrams {
+		var types []string
+		initial, zero := false, false
+		rest := d.Data
+		for len(rest) > 0 && rest[0]&0x80 != 0 {
+			h, err := quicwire.ParseHeader(rest)
+			if err != nil || h.Size > len(rest) || h.Size == 0 {
+				types = append(types, "?")
+				break
+			}
+			types = append(types, h.Type.String())
+			initial = initial || h.Type == quicwire.PacketInitial
+			zero = zero || h.Type == quicwire.Packet0RTT
+			rest = rest[h.Size:]
+		}
+		s := strings.Join(types, "+")
+		switch {
+		case initial:
+			s += "/" + strconv.Itoa(d.Size)
+		case len(rest) == 0:
+			s += " unpadded"
+		}
+		out = append(out, s)
+		if zero || len(out) == 8 {
+			break
+		}
+	}
+	return out
 }
 
 // TestH3EarlyOnlyIdempotent: on a connection that resumed with 0-RTT a

@@ -403,7 +403,8 @@ func TestQUICRecordingFacts(t *testing.T) {
 
 // resumedFacts are quicFacts of a resumed connection plus what resumption
 // and 0-RTT add: the PSK extensions, the datagrams' packet types in order
-// (Initials, then the 0-RTT ones, each in its own datagram), and which
+// (Chromium's Initials, then its 0-RTT packets each in its own datagram;
+// Firefox's first 0-RTT packet after its last Initial), and which
 // streams came in 0-RTT. Whether the first request goes out in 0-RTT
 // depends on timing (it did in two of three Chromium recordings), so
 // only the control stream's is a fact.
@@ -418,22 +419,31 @@ func resumedFacts(t *testing.T, r *ConnRecord) map[string]string {
 	f["psk_key_exchange_modes"] = fmt.Sprint(ch.PSKModes)
 	f["early_data"] = strconv.FormatBool(early)
 	f["used_0rtt"] = strconv.FormatBool(r.QUIC.Used0RTT)
-	// The packet types of the datagrams before the first Handshake
-	// packet: the client's first flight, 0-RTT included.
+	// The datagrams before the first that starts with a Handshake
+	// packet (the client's first flight, 0-RTT included): the packet
+	// types coalesced in each, and its size when it holds an Initial.
 	var layout []string
 	for _, d := range r.QUIC.Datagrams {
 		if d.Data == nil {
 			break
 		}
-		h, err := quicwire.ParseHeader(d.Data)
-		if err != nil || h.Type == quicwire.PacketHandshake {
+		var types []string
+		initial := false
+		for b := d.Data; len(b) > 0 && b[0]&0x80 != 0; {
+			h, err := quicwire.ParseHeader(b)
+			if err != nil || h.Size == 0 || h.Size > len(b) {
+				types = append(types, "?")
+				break
+			}
+			types = append(types, h.Type.String())
+			initial = initial || h.Type == quicwire.PacketInitial
+			b = b[h.Size:]
+		}
+		if len(types) == 0 || types[0] == quicwire.PacketHandshake.String() {
 			break
 		}
-		kind := h.Type.String()
-		if h.Size < len(d.Data) {
-			kind += "+" // coalesced or padded after the packet
-		}
-		if h.Type == quicwire.PacketInitial {
+		kind := strings.Join(types, "+")
+		if initial {
 			kind += "/" + strconv.Itoa(d.Size)
 		}
 		layout = append(layout, kind)
@@ -456,18 +466,21 @@ var resumedVaries = map[string][]string{
 	// connection ended.
 	// first_flight_packet_numbers: the second Initial's packet number
 	// takes 1 or 2 bytes (2 in every full handshake).
-	"chromium-156": {"first_flight_packet_types", "token_len", "first_flight_packet_numbers"},
+	"chromium-156":    {"first_flight_packet_types", "token_len", "first_flight_packet_numbers"},
+	"firefox-esr-153": {"first_flight_packet_types", "token_len"},
+}
+
+// resumedFlight is how each browser's resumed first flight starts (see
+// resumedFacts), whatever follows it.
+var resumedFlight = map[string]string{
+	"chromium-156":    "Initial/1250 Initial/1250 0-RTT",
+	"firefox-esr-153": "Initial/1252 Initial/1252 Initial+0-RTT/1252",
 }
 
 // resumesOverQUIC are the browsers whose resumed QUIC connections are
-// checked against their recordings. Firefox ESR 153 resumes over QUIC too
-// (with force-use-alt-svc-mapping-for-testing; firefox-esr-153-h3-
-// resumed-NN.json), but with a first flight of its own: three 1252-byte
-// datagrams, the third with two Initials and more coalesced after them,
-// the control stream in 0-RTT. guise's Firefox profile does not
-// resume over QUIC yet, and the layout checks below are Chromium's, so
-// Firefox's are logged, not compared.
-var resumesOverQUIC = map[string]bool{"chromium-156": true}
+// checked against their recordings: both, Firefox ESR 153 once forced to
+// h3 (force-use-alt-svc-mapping-for-testing, see firefoxQUIC).
+var resumesOverQUIC = map[string]bool{"chromium-156": true, "firefox-esr-153": true}
 
 // checkResumedLive compares live resumed connections with the in-repo
 // resumed recordings of browser, and requires at least one; for a browser
@@ -498,8 +511,8 @@ func checkResumedLive(t *testing.T, browser string, live []*ConnRecord) {
 	want := resumedFacts(t, rec)
 	for _, r := range live {
 		got := resumedFacts(t, r)
-		if lay := got["first_flight_packet_types"]; !strings.HasPrefix(lay, "Initial/1250 Initial/1250 0-RTT") {
-			t.Errorf("connection #%d: first flight %s, want two Initials then 0-RTT", r.ID, lay)
+		if lay := got["first_flight_packet_types"]; !strings.HasPrefix(lay, resumedFlight[browser]) {
+			t.Errorf("connection #%d: first flight %s, want it to start %s", r.ID, lay, resumedFlight[browser])
 		}
 		for k, w := range want {
 			if slices.Contains(quicVaries[browser], k) || slices.Contains(resumedVaries[browser], k) {
@@ -516,7 +529,13 @@ func checkResumedLive(t *testing.T, browser string, live []*ConnRecord) {
 // checks what they show: the PSK extension last, psk_dhe_ke, early_data,
 // 0-RTT accepted and the control stream in it.
 func TestQUICResumedRecordingFacts(t *testing.T) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", "chromium-156-h3-resumed-*.json"))
+	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
+		t.Run(browser, func(t *testing.T) { testResumedRecordingFacts(t, browser) })
+	}
+}
+
+func testResumedRecordingFacts(t *testing.T, browser string) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", browser+"-h3-resumed-*.json"))
 	if len(paths) < 2 {
 		t.Fatalf("%d resumed recordings, want several", len(paths))
 	}
@@ -538,6 +557,9 @@ func TestQUICResumedRecordingFacts(t *testing.T) {
 			if f[k] != w {
 				t.Errorf("%s: %s = %s, want %s", filepath.Base(p), k, f[k], w)
 			}
+		}
+		if lay := f["first_flight_packet_types"]; !strings.HasPrefix(lay, resumedFlight[browser]) {
+			t.Errorf("%s: first flight %s, want it to start %s", filepath.Base(p), lay, resumedFlight[browser])
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/internal/quicwire"
@@ -26,6 +27,10 @@ type ClientConn struct {
 	dec      *decoder
 	maxField int
 	pseudo   []string
+
+	// released says the first request was written, after which the
+	// QUIC connection was told so (see FlightReleaser).
+	released atomic.Bool
 
 	ctrlMu sync.Mutex // the control stream's writes
 	ctrl   SendStream
@@ -122,6 +127,17 @@ func NewClientConn(qc Conn, cfg *Config) (*ClientConn, error) {
 	go cc.acceptLoop()
 	go cc.watch()
 	return cc, nil
+}
+
+// ReleaseFlight tells the QUIC connection, if it is a FlightReleaser,
+// that what its first 0-RTT packet carries is written: RoundTrip does
+// after the first request; a caller that waits for the handshake before
+// its first request (one not sent in 0-RTT) does before it waits.
+func (cc *ClientConn) ReleaseFlight() {
+	cc.released.Store(true)
+	if r, ok := cc.qc.(FlightReleaser); ok {
+		r.ReleaseFlight()
+	}
 }
 
 // watch records the QUIC connection's end.

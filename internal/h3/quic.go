@@ -31,6 +31,16 @@ type Conn interface {
 	Err() error
 }
 
+// FlightReleaser is a Conn that may hold back part of its first flight
+// until the caller has written what its first 0-RTT packet carries (as
+// Firefox's QUIC stack sends its first request in the hello's last
+// datagram). ClientConn calls ReleaseFlight once its first request is
+// written, and whoever waits on the handshake before writing calls it
+// first.
+type FlightReleaser interface {
+	ReleaseFlight()
+}
+
 // SendStream is the sending half of a stream.
 type SendStream interface {
 	io.Writer

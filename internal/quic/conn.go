@@ -134,6 +134,12 @@ type Conn struct {
 	// declined it.
 	seal0                *quicwire.Keys
 	early, earlyRejected bool
+	// held is the first flight's last Initial packet, kept back to share
+	// its datagram with the first 0-RTT packet (see ReleaseFlight) until
+	// released (heldFree) or heldUntil.
+	held      []byte
+	heldFree  bool
+	heldUntil time.Time
 	sent0RTT             int  // 0-RTT packets sent
 	peerSet              bool // the server's transport parameters arrived
 	// keyUpdates counts the server's key updates followed;
@@ -363,6 +369,14 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 		return nil, err
 	}
 	now := time.Now()
+	if c.seal0 != nil {
+		if err := c.startEarly(); err != nil {
+			c.mu.Unlock()
+			c.tls.Close()
+			return nil, err
+		}
+	}
+	early := c.early
 	s := &c.spaces[spInitial]
 	s.nextPN = f.FirstPacketNumber
 	for i, d := range f.Datagrams {
@@ -372,6 +386,14 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 			p.frames = append(p.frames, sentFrame{kind: sfCrypto, off: uint64(r[0]), n: r[1] - r[0]})
 		}
 		c.onSent(spInitial, p)
+		if early && i == len(f.Datagrams)-1 && i > 0 && q.Layout == profile.LayoutSNISlice {
+			// neqo sends the 0-RTT that follows the hello in the
+			// flight's last datagram, after its Initial: held until
+			// the caller has written it (ReleaseFlight).
+			c.held = d[:f.packetLens[i]]
+			c.heldUntil = now.Add(maxHold)
+			break
+		}
 		if err := c.writeDatagram(d); err != nil {
 			c.mu.Unlock()
 			c.tls.Close()
@@ -380,14 +402,6 @@ func Dial(ctx context.Context, pc net.PacketConn, raddr net.Addr, cfg *Config) (
 	}
 	s.cryptoNext = uint64(len(hello))
 	c.idleStart = now
-	if c.seal0 != nil {
-		if err := c.startEarly(); err != nil {
-			c.mu.Unlock()
-			c.tls.Close()
-			return nil, err
-		}
-	}
-	early := c.early
 	c.armTimer(now)
 	c.sendCh, c.senderDone = make(chan struct{}, 1), make(chan struct{})
 	c.batch()
@@ -450,6 +464,25 @@ func (c *Conn) init() {
 	}
 	c.streams.init(c)
 	c.b.buf = make([]byte, 0, c.maxSize)
+}
+
+// maxHold bounds how long the first flight's last datagram waits for the
+// 0-RTT data it is to carry when the caller never calls ReleaseFlight
+// (a connection dialed for a request that went elsewhere).
+const maxHold = 25 * time.Millisecond
+
+// ReleaseFlight says the caller has written what its first 0-RTT packet
+// is to carry (an HTTP/3 client's control streams and first request):
+// the first flight's last datagram, when held back for it (Firefox's
+// profile: neqo coalesces the two), goes now with it. Otherwise it does
+// nothing.
+func (c *Conn) ReleaseFlight() {
+	c.mu.Lock()
+	if c.held != nil && !c.heldFree {
+		c.heldFree = true
+		c.flush()
+	}
+	c.mu.Unlock()
 }
 
 // HandshakeComplete is closed when the handshake has completed. Dial
@@ -826,6 +859,9 @@ func (c *Conn) nextTimer(now time.Time) time.Time {
 	}
 	lt, _ := c.lossTimer()
 	earlier(lt)
+	if c.held != nil && !c.heldFree {
+		earlier(c.heldUntil)
+	}
 	if d := c.idleTimeout(); d > 0 {
 		earlier(c.idleStart.Add(d))
 	}
@@ -858,6 +894,9 @@ func (c *Conn) onTimers(now time.Time) {
 	}
 	if t, sp := c.lossTimer(); !t.IsZero() && !now.Before(t) {
 		c.onLossTimer(now, sp)
+	}
+	if c.held != nil && !now.Before(c.heldUntil) {
+		c.heldFree = true // sent by the send that follows
 	}
 }
 

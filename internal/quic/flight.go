@@ -28,8 +28,10 @@ type Flight struct {
 	Datagrams [][]byte
 
 	// ranges are the hello's [from, to) byte ranges each datagram's
-	// packet carries, for its retransmission.
-	ranges [][][2]int
+	// packet carries, for its retransmission; packetLens the packets'
+	// sizes, before the padding after them.
+	ranges     [][][2]int
+	packetLens []int
 }
 
 // Start draws a connection's connection IDs and first packet number by
@@ -93,6 +95,7 @@ func (f *Flight) Build(q *profile.QUIC, hello []byte, r io.Reader) error {
 	keys := quicwire.ClientInitialKeys(f.DCID)
 	f.Datagrams = f.Datagrams[:0]
 	f.ranges = f.ranges[:0]
+	f.packetLens = f.packetLens[:0]
 	for i, fr := range pkts {
 		var rs [][2]int
 		for _, x := range fr {
@@ -113,6 +116,7 @@ func (f *Flight) Build(q *profile.QUIC, hello []byte, r io.Reader) error {
 		if len(d) > q.DatagramSize {
 			return ErrHelloTooLarge // an invariant of the layouts: never
 		}
+		f.packetLens = append(f.packetLens, len(d))
 		for len(d) < q.DatagramSize { // PaddingAfterPacket
 			d = append(d, 0)
 		}

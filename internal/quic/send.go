@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/internal/quicwire"
+	"github.com/guise-http/guise/profile"
 )
 
 // builder assembles one datagram of coalesced packets in a buffer the
@@ -206,6 +207,14 @@ func (c *Conn) buildDatagram(now time.Time) bool {
 	b := &c.b
 	b.buf, b.hasInitial, b.open, b.hasPrev, b.max = b.buf[:0], false, false, false, c.maxSize
 	any := false
+	heldOut := false
+	if c.held != nil {
+		if !c.heldFree {
+			return false // nothing goes before the hello's end
+		}
+		b.buf = append(b.buf, c.held...)
+		c.held, b.hasInitial, heldOut, any = nil, true, true, true
+	}
 	for sp := range numSpaces {
 		if b.room() < 48 {
 			break
@@ -248,6 +257,17 @@ func (c *Conn) buildDatagram(now time.Time) bool {
 	}
 	if !any {
 		return false
+	}
+	if heldOut && (!b.open || c.q.Padding == profile.PaddingAfterPacket) {
+		// The flight's datagram: padded after its packets, as the rest
+		// of the flight.
+		if b.open {
+			c.sealPacket(0)
+		}
+		for len(b.buf) < max(c.q.DatagramSize, 1200) {
+			b.buf = append(b.buf, 0)
+		}
+		return true
 	}
 	pad := 0
 	if b.hasInitial {

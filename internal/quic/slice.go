@@ -4,8 +4,9 @@ import "github.com/guise-http/guise/profile"
 
 // sliceLayout is neqo's SNI slicing as Firefox runs it (crypto.rs
 // write_frame): the hello is cut at the middle of the server name into
-// left and right, both are trimmed to about half the hello so that the
-// name spans two packets, and the first packet carries right then left;
+// left and right, both are trimmed to an even share of the packets the
+// hello needs so that the name spans two packets, and the first packet
+// carries right then left, each cut further to what fits;
 // the packets after carry what is left, in order. No PING, no PADDING
 // frame: Build pads the datagram after the packet.
 func (f *Flight) sliceLayout(q *profile.QUIC, hello []byte) [][]frame {
@@ -15,7 +16,11 @@ func (f *Flight) sliceLayout(q *profile.QUIC, hello []byte) [][]frame {
 	var first []frame
 	if lo, hi, ok := serverName(hello); ok {
 		mid := lo + (hi-lo)/2
-		limit := n / ((n + room(0) - 1) / room(0))
+		// neqo counts the packets the hello needs against the packet's
+		// size limit (the datagram less the AEAD tag), headers included,
+		// so a long token does not add one.
+		lim := q.DatagramSize - tagLen
+		limit := n / ((n + lim - 1) / lim)
 		left, right := [2]int{0, mid}, [2]int{mid, n}
 		ll, rl := left[1]-left[0], right[1]-right[0]
 		switch {
