@@ -119,11 +119,11 @@ func (q quicConn) Done() <-chan struct{} { return q.c.Done() }
 // HandshakeComplete is closed when the QUIC handshake completes; a
 // connection that resumed with 0-RTT comes from the dial before that.
 func (q quicConn) HandshakeComplete() <-chan struct{} { return q.c.HandshakeComplete() }
+func (q quicConn) Err() error                         { return quicErr(q.c.Err()) }
 
 // ReleaseFlight sends the first flight's datagram held back for the first
 // 0-RTT packet (see quic.Conn.ReleaseFlight).
 func (q quicConn) ReleaseFlight() { q.c.ReleaseFlight() }
-func (q quicConn) Err() error                         { return quicErr(q.c.Err()) }
 
 // quicErr maps internal/quic's errors to what internal/h3 tells apart: a
 // peer's stream reset, a peer's application close, a deadline.

@@ -134,14 +134,14 @@ type Conn struct {
 	// declined it.
 	seal0                *quicwire.Keys
 	early, earlyRejected bool
+	sent0RTT             int  // 0-RTT packets sent
+	peerSet              bool // the server's transport parameters arrived
 	// held is the first flight's last Initial packet, kept back to share
 	// its datagram with the first 0-RTT packet (see ReleaseFlight) until
 	// released (heldFree) or heldUntil.
 	held      []byte
 	heldFree  bool
 	heldUntil time.Time
-	sent0RTT             int  // 0-RTT packets sent
-	peerSet              bool // the server's transport parameters arrived
 	// keyUpdates counts the server's key updates followed;
 	// lostPackets the packets declared lost.
 	keyUpdates, lostPackets int
