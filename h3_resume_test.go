@@ -381,8 +381,12 @@ func flightLayout(rec *fingerprint.ConnRecord) []string {
 // GET goes in 0-RTT and a POST waits for the handshake, as browsers send
 // only idempotent requests early (a server may replay 0-RTT).
 func TestH3EarlyOnlyIdempotent(t *testing.T) {
-	for _, method := range []string{"GET", "POST"} {
-		t.Run(method, func(t *testing.T) {
+	for _, c := range []struct{ profile, method string }{
+		{"chrome156-linux", "GET"}, {"chrome156-linux", "POST"},
+		{"firefox153-linux", "GET"}, {"firefox153-linux", "POST"},
+	} {
+		method := c.method
+		t.Run(c.profile+"/"+method, func(t *testing.T) {
 			r := newResumeRecorder(t)
 			// The server's datagrams are held 50 ms, a round trip: what
 			// the client writes before the server's handshake answer
@@ -395,7 +399,7 @@ func TestH3EarlyOnlyIdempotent(t *testing.T) {
 			}
 			tr := &Transport{quicDial: r.dial}
 			defer tr.Close()
-			s := &Session{Profile: "chrome156-linux", Transport: tr}
+			s := &Session{Profile: c.profile, Transport: tr}
 			defer s.Close()
 			r.get(t, s.Do, "/")
 			// Up to three resumptions, until the GET went in 0-RTT, or,

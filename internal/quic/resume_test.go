@@ -340,3 +340,83 @@ func TestResumptionEarlyLimits(t *testing.T) {
 	}
 	t.Fatal("no try sent 0-RTT")
 }
+
+// TestHeldFlight: a Firefox-profile connection that resumes with 0-RTT
+// keeps its hello's last Initial back after Dial, sends nothing more
+// until ReleaseFlight (nothing of the hello's end, no 0-RTT), then sends
+// it with the 0-RTT written meanwhile and completes the handshake; one
+// nobody releases sends it after maxHold. Chromium's holds nothing.
+func TestHeldFlight(t *testing.T) {
+	defaultHold := maxHold
+	defer func() { maxHold = defaultHold }()
+	var key [32]byte
+	srv := newResumeServer(t, key, true)
+	held := func(c *Conn) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.held != nil
+	}
+	for _, name := range profiles {
+		sessions := tlsfp.NewSessionCache()
+		dialTickets(t, name, srv.addr(), srv.cert, sessions)
+		srv.next(t)
+
+		// Long enough that only ReleaseFlight sends it, on a slow host.
+		maxHold = 5 * time.Second
+		c, err := dial(t, name, srv.addr(), srv.cert, func(cfg *Config) { cfg.TLS.Sessions = sessions })
+		maxHold = defaultHold
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.early {
+			t.Fatalf("%s: no 0-RTT offered", name)
+		}
+		if name == "chrome156-linux" {
+			if held(c) {
+				t.Error("chromium: the flight's last datagram held")
+			}
+			continue
+		}
+		st, err := c.OpenStream(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write([]byte("Eheld"))
+		time.Sleep(10 * time.Millisecond)
+		c.mu.Lock()
+		sent := c.sent0RTT
+		c.mu.Unlock()
+		if !held(c) || sent != 0 {
+			t.Fatalf("before ReleaseFlight: held %t, %d 0-RTT packets sent", held(c), sent)
+		}
+		start := time.Now()
+		c.ReleaseFlight()
+		select {
+		case <-c.HandshakeComplete():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no handshake after ReleaseFlight")
+		}
+		c.mu.Lock()
+		sent = c.sent0RTT
+		c.mu.Unlock()
+		if held(c) || sent == 0 {
+			t.Errorf("after ReleaseFlight: held %t, %d 0-RTT packets sent", held(c), sent)
+		}
+		srv.next(t)
+
+		// Not released: sent at maxHold.
+		c, err = dial(t, name, srv.addr(), srv.cert, func(cfg *Config) { cfg.TLS.Sessions = sessions })
+		if err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		select {
+		case <-c.HandshakeComplete():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the held datagram was never sent")
+		}
+		if d := time.Since(start); d < maxHold*4/5 {
+			t.Errorf("the handshake completed %v after Dial, before maxHold (%v)", d, maxHold)
+		}
+	}
+}
