@@ -154,8 +154,10 @@ type Conn struct {
 	sentHandshake     bool
 	tlsDone           bool
 	confirmed         bool
-	cids              []connID // the server's connection IDs, by sequence
-	cidSeq            uint64   // the sequence of dcid
+	cids              []connID   // the server's connection IDs, by sequence
+	localCIDs         []localCID // the client's (see cid.go), once it issues more
+	nextCIDSeq        uint64
+	cidSeq            uint64 // the sequence of dcid
 	retireQueue       []uint64
 	resetTokens       [][16]byte
 	pathResponse      [][8]byte
@@ -1052,7 +1054,7 @@ func (c *Conn) handlePacket(b []byte, now time.Time) int {
 	default:
 		return h.Size
 	}
-	if !bytes.Equal(h.DCID, c.scid) {
+	if !c.isLocalCID(h.DCID) {
 		return h.Size
 	}
 	sp := spInitial
@@ -1094,7 +1096,7 @@ func (c *Conn) handlePacket(b []byte, now time.Time) int {
 func (c *Conn) handleShort(b []byte, now time.Time) {
 	dl := len(c.scid)
 	k := c.open[spApp]
-	if k == nil || len(b) < 1+dl+4+quicwire.TagLen || !bytes.Equal(b[1:1+dl], c.scid) {
+	if k == nil || len(b) < 1+dl+4+quicwire.TagLen || !c.isLocalCID(b[1:1+dl]) {
 		c.checkReset(b)
 		return
 	}
@@ -1288,8 +1290,7 @@ func (c *Conn) handleFrame(sp int, f *quicwire.Frame, now time.Time) {
 	case t == quicwire.FrameNewConnectionID:
 		c.onNewConnectionID(f)
 	case t == quicwire.FrameRetireConnectionID:
-		// the client issues no connection IDs beyond its first
-		c.fail(ProtocolViolation, t, "retire of a connection id never issued", nil)
+		c.onRetireCID(f.Seq)
 	case t == quicwire.FramePathChallenge:
 		var d [8]byte
 		copy(d[:], f.Data)

@@ -65,8 +65,13 @@ func establishedConn(tb testing.TB) (*Conn, *quicwire.Keys) {
 
 // shortPacket seals payload as the server's 1-RTT packet pn.
 func shortPacket(c *Conn, k *quicwire.Keys, pn uint64, payload []byte) []byte {
-	b := []byte{0x41}
-	b = append(b, c.scid...)
+	return shortPacketTo(c.scid, k, pn, payload)
+}
+
+// shortPacketTo seals payload as the server's 1-RTT packet pn to the
+// client's connection ID dcid.
+func shortPacketTo(dcid []byte, k *quicwire.Keys, pn uint64, payload []byte) []byte {
+	b := append([]byte{0x41}, dcid...)
 	b = append(b, byte(pn>>8), byte(pn))
 	hdr := len(b)
 	b = append(b, payload...)
@@ -162,7 +167,7 @@ func TestConnProtocolErrors(t *testing.T) {
 		{"unknown frame type", []byte{0x40, 0x99}, FrameEncodingError},
 		{"truncated STREAM", []byte{0x0a, 0, 5, 1}, FrameEncodingError},
 		{"NEW_CONNECTION_ID past the limit", newCIDs(10), ConnectionIDLimitError},
-		{"RETIRE_CONNECTION_ID of an id never issued", quicwire.AppendUintFrame(nil, quicwire.FrameRetireConnectionID, 0), ProtocolViolation},
+		{"RETIRE_CONNECTION_ID of an id never issued", quicwire.AppendUintFrame(nil, quicwire.FrameRetireConnectionID, 9), ProtocolViolation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, server := establishedConn(t)

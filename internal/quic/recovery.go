@@ -22,6 +22,7 @@ const (
 	sfResetStream
 	sfStopSending
 	sfRetireCID
+	sfNewCID
 )
 
 type sentFrame struct {

@@ -189,7 +189,7 @@ func (c *Conn) wants(sp int) bool {
 		return false
 	}
 	ss := &c.streams
-	if ss.pendingMaxData || ss.pendingMaxStreams || ss.pendingBlocked || len(c.retireQueue) > 0 || len(c.pathResponse) > 0 {
+	if ss.pendingMaxData || ss.pendingMaxStreams || ss.pendingBlocked || len(c.retireQueue) > 0 || len(c.pathResponse) > 0 || c.wantsCID() {
 		return true
 	}
 	credit := ss.sendMax - ss.sentBytes
@@ -366,6 +366,7 @@ func (c *Conn) appendAppFrames(p *sentPacket) {
 		ss.pendingBlocked = false
 		b.elicit = true
 	}
+	c.appendNewCIDs(p)
 	// streams in turn; the ones left with work go to the back
 	n := len(ss.sq)
 	i := 0

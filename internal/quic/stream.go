@@ -845,6 +845,9 @@ func (ss *streams) onFrameLost(fr *sentFrame) {
 		ss.pendingMaxStreams = true
 	case sfRetireCID:
 		ss.c.retireQueue = append(ss.c.retireQueue, fr.id)
+	case sfNewCID:
+		ss.c.onCIDLost(fr.id)
+		return
 	}
 	s := ss.m[fr.id]
 	if s == nil {

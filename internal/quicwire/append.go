@@ -100,6 +100,17 @@ func AppendConnectionCloseFrame(b []byte, app bool, code uint64, frameType Frame
 }
 
 // AppendPathResponseFrame appends a PATH_RESPONSE echoing data (8 bytes).
+// AppendNewConnectionIDFrame appends a NEW_CONNECTION_ID frame (RFC 9000
+// §19.15); id is 1 to 20 bytes.
+func AppendNewConnectionIDFrame(b []byte, seq, retirePriorTo uint64, id []byte, token [16]byte) []byte {
+	b = append(b, byte(FrameNewConnectionID))
+	b = AppendVarint(b, seq)
+	b = AppendVarint(b, retirePriorTo)
+	b = append(b, byte(len(id)))
+	b = append(b, id...)
+	return append(b, token[:]...)
+}
+
 func AppendPathResponseFrame(b []byte, data [8]byte) []byte {
 	b = append(b, byte(FramePathResponse))
 	return append(b, data[:]...)
