@@ -85,7 +85,7 @@ var importRules = []importRule{
 	// TLS, no pool, no profile (the root turns the profile into its Config).
 	{pkg: "internal/h3", layer: 2, mod: "fields internal/quicwire internal/h3wire",
 		ext: "golang.org/x/net/http2/hpack",
-		std: "bufio context crypto/rand encoding/binary errors fmt io os slices strconv strings sync time"},
+		std: "bufio context crypto/rand encoding/binary errors fmt io os slices strconv strings sync sync/atomic time"},
 	// Header assembly from profile data alone: no engine, no TLS.
 	{pkg: "internal/reqhead", layer: 2, mod: "fields profile", std: "fmt strconv strings"},
 	// quic-go/qpack's decoder, for the recorder and internal/h3's tests

@@ -3,7 +3,7 @@ package tlsfp
 import (
 	"errors"
 	"fmt"
-	"net/netip"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -535,7 +535,7 @@ func (t *template) build(g *rng, serverName string, pskLen int, dropEarly bool) 
 // sends a name without its trailing dot.
 func sniHost(serverName string) (string, bool) {
 	h := strings.TrimSuffix(serverName, ".")
-	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+	if net.ParseIP(strings.Trim(h, "[]")) != nil {
 		return h, false
 	}
 	return h, h != ""
