@@ -1203,6 +1203,7 @@ func (c *Conn) handleRetry(b []byte, now time.Time) {
 	s.cryptoLost.add(0, uint64(len(s.cryptoSend)))
 	s.cryptoNext = uint64(len(s.cryptoSend))
 	c.ptoCount = 0
+	c.held = nil // sealed for the old connection ID: the whole hello goes again
 }
 
 // onPacket processes the frames of one decrypted packet.
