@@ -2,6 +2,8 @@ package fingerprint
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,4 +132,110 @@ func requestMade(got map[string]string, k string) bool {
 		}
 	}
 	return false
+}
+
+// guiseH3Resumed makes guise, as profile name, visit the live test's
+// server s on port over HTTP/3, close its connection and fetch
+// /h3/resume on a new one, as the page makes the browser do, and returns
+// the server's record of the second connection: resumed, with the fetch
+// in 0-RTT if it made it (up to three tries, until one did).
+func guiseH3Resumed(t *testing.T, s *Server, port, name string) *ConnRecord {
+	t.Helper()
+	tr := &guise.Transport{}
+	defer tr.Close()
+	sess := &guise.Session{Profile: name, RootCAs: s.CertPool(), Transport: tr, Protocol: guise.HTTP3, Timeout: 10 * time.Second}
+	defer sess.Close()
+	base := "https://" + guiseH3Host + ":" + port
+	get := func(r *guise.Request) {
+		resp, err := sess.Do(context.Background(), r)
+		if err == nil {
+			_, err = resp.Bytes()
+		}
+		if err != nil {
+			t.Fatalf("guise as %s: %s: %v", name, r.URL, err)
+		}
+	}
+	get(&guise.Request{URL: base + "/"})
+	var last *ConnRecord
+	for try := 1; try <= 3; try++ {
+		before := map[uint64]bool{}
+		for _, r := range s.Records() {
+			before[r.ID] = true
+		}
+		tr.CloseIdleConnections()
+		get(&guise.Request{URL: base + "/h3/resume?try=" + strconv.Itoa(try), Kind: profile.Fetch, Referrer: base + "/"})
+		deadline := time.Now().Add(5 * time.Second)
+		for last = nil; last == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for _, r := range s.Records() {
+				if !before[r.ID] && r.Transport == TransportQUIC && resumedPage(r) && r.Negotiated != nil {
+					last = r
+				}
+			}
+		}
+		if last == nil {
+			t.Fatalf("guise as %s: the server recorded no QUIC connection carrying /h3/resume", name)
+		}
+		if !last.Negotiated.Resumed {
+			t.Fatalf("guise as %s: the second connection did not resume", name)
+		}
+		if earlyRequest(last) {
+			break
+		}
+	}
+	return last
+}
+
+// earlyRequest reports whether rec's first request stream came in 0-RTT.
+func earlyRequest(rec *ConnRecord) bool {
+	for _, st := range rec.QUIC.Streams {
+		if st.ID == 0 {
+			return st.Early
+		}
+	}
+	return false
+}
+
+// checkGuiseResumedLive compares guise's resumed connection with each
+// live resumed one of browser (RELIABILITY Q-73): every fact of
+// resumedFacts outside quicVaries and resumedVaries must be equal,
+// hello_bytes after the difference guiseH3Host makes, requests guise did
+// not make left out.
+func checkGuiseResumedLive(t *testing.T, browser string, live []*ConnRecord, g *ConnRecord) {
+	t.Helper()
+	if len(live) == 0 {
+		// The browser made none in these runs (see resumesOverQUIC):
+		// guise's is compared with the recorded ones.
+		paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", browser+"-h3-resumed-*.json"))
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := DecodeRecord(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live = append(live, r)
+		}
+		t.Logf("no live resumed %s connection: guise's compared with %d recordings", browser, len(live))
+	}
+	got := resumedFacts(t, g)
+	if lay := got["first_flight_packet_types"]; !strings.HasPrefix(lay, resumedFlight[browser]) {
+		t.Errorf("guise's resumed first flight %s, want it to start %s", lay, resumedFlight[browser])
+	}
+	for _, r := range live {
+		want := resumedFacts(t, r)
+		for k, w := range want {
+			if slices.Contains(quicVaries[browser], k) || slices.Contains(resumedVaries[browser], k) || !requestMade(got, k) {
+				continue
+			}
+			if k == "hello_bytes" {
+				n, _ := strconv.Atoi(w)
+				w = strconv.Itoa(n + len(guiseH3Host) - len("fp.test"))
+			}
+			if got[k] != w {
+				t.Errorf("guise vs live resumed connection #%d: %s\n  guise %s\n  live  %s", r.ID, k, got[k], w)
+			}
+		}
+	}
 }

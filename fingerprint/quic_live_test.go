@@ -153,7 +153,7 @@ var quicVaries = map[string][]string{
 // GUISE_RECORD_QUIC=1 it also writes both as recordings
 // (<browser>-h3-NN.json, <browser>-h3-resumed-NN.json), with
 // GUISE_RECORD_QUIC=resumed only the resumed ones.
-func quicLive(t *testing.T, browser string, run func(s *Server, port string)) []*ConnRecord {
+func quicLive(t *testing.T, browser string, run func(s *Server, port string)) (page, resumedPages []*ConnRecord) {
 	var recs, resumed []*ConnRecord
 	s := startServer(t, nil)
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
@@ -184,8 +184,8 @@ func quicLive(t *testing.T, browser string, run func(s *Server, port string)) []
 		recs = pages()
 	}
 	// The page's /h3/resume comes after its load has begun, and a loaded
-	// machine sometimes has the browser end its run before it (Firefox's
-	// --screenshot): up to three runs more until one resumed over QUIC.
+	// machine sometimes has the browser end its run before it: for a
+	// browser that must resume, up to two runs more until one did.
 	resumedSeen := func() bool {
 		for _, r := range s.Records() {
 			if r.Transport == TransportQUIC && r.Negotiated != nil && r.Negotiated.Resumed && resumedPage(r) {
@@ -194,7 +194,7 @@ func quicLive(t *testing.T, browser string, run func(s *Server, port string)) []
 		}
 		return false
 	}
-	for try := 0; resumesOverQUIC[browser] && len(recs) >= quicRuns && !resumedSeen() && try < 3; try++ {
+	for try := 0; resumesOverQUIC[browser] && len(recs) >= quicRuns && !resumedSeen() && try < 2; try++ {
 		t.Logf("no resumed quic connection yet: one more run")
 		run(s, port)
 		deadline := time.Now().Add(5 * time.Second)
@@ -244,7 +244,7 @@ func quicLive(t *testing.T, browser string, run func(s *Server, port string)) []
 		write("h3-resumed", resumed)
 	}
 	checkResumedLive(t, browser, resumed)
-	return recs
+	return recs, resumed
 }
 
 // resumedPage reports whether the connection carried the page's
@@ -310,7 +310,7 @@ func TestLiveQUICChromium(t *testing.T) {
 	bin := testpeer.Need(t, "chromium", "chromium")
 	var srv *Server
 	var srvPort string
-	live := quicLive(t, "chromium-156", func(s *Server, port string) {
+	live, resumed := quicLive(t, "chromium-156", func(s *Server, port string) {
 		srv, srvPort = s, port
 		runBrowser(t, bin, nil,
 			"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -323,6 +323,7 @@ func TestLiveQUICChromium(t *testing.T) {
 	})
 	checkQUICLive(t, "chromium-156", live)
 	checkGuiseLive(t, "chromium-156", live, guiseH3(t, srv, srvPort, "chrome156-linux"))
+	checkGuiseResumedLive(t, "chromium-156", resumed, guiseH3Resumed(t, srv, srvPort, "chrome156-linux"))
 }
 
 func TestLiveQUICFirefox(t *testing.T) {
@@ -330,7 +331,7 @@ func TestLiveQUICFirefox(t *testing.T) {
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
 	var srv *Server
 	var srvPort string
-	live := quicLive(t, "firefox-esr-153", func(s *Server, port string) {
+	live, resumed := quicLive(t, "firefox-esr-153", func(s *Server, port string) {
 		srv, srvPort = s, port
 		dir := t.TempDir()
 		caFile := filepath.Join(dir, "ca.pem")
@@ -363,6 +364,7 @@ user_pref("network.http.http3.force-use-alt-svc-mapping-for-testing", true);
 	})
 	checkQUICLive(t, "firefox-esr-153", live)
 	checkGuiseLive(t, "firefox-esr-153", live, guiseH3(t, srv, srvPort, "firefox153-linux"))
+	checkGuiseResumedLive(t, "firefox-esr-153", resumed, guiseH3Resumed(t, srv, srvPort, "firefox153-linux"))
 }
 
 // versionInfo renders a version_information value (RFC 9368) as the
@@ -500,28 +502,31 @@ var resumedFlight = map[string]string{
 	"firefox-esr-153": "Initial/1252 Initial/1252 Initial+0-RTT/1252",
 }
 
-// resumesOverQUIC are the browsers whose resumed QUIC connections are
-// checked against their recordings: both, Firefox ESR 153 once forced to
-// h3 (force-use-alt-svc-mapping-for-testing, see firefoxQUIC).
-var resumesOverQUIC = map[string]bool{"chromium-156": true, "firefox-esr-153": true}
+// resumesOverQUIC are the browsers whose live runs must make a resumed
+// QUIC connection, which checkResumedLive compares with their
+// recordings. Firefox ESR 153 resumes over QUIC too once forced to h3
+// (force-use-alt-svc-mapping-for-testing, see TestLiveQUICFirefox), and
+// its resumed connections are compared when it makes them; but under the
+// race detector it often makes none (CI on 2026-12-02: none in six
+// runs, after the page's /h3/close it fetched no /h3/resume before its
+// screenshot ended the run), so it is not required.
+var resumesOverQUIC = map[string]bool{"chromium-156": true}
 
 // checkResumedLive compares live resumed connections with the in-repo
-// resumed recordings of browser, and requires at least one; for a browser
-// not in resumesOverQUIC it only says when one appears.
+// resumed recordings of browser; it requires at least one for a browser
+// in resumesOverQUIC.
 func checkResumedLive(t *testing.T, browser string, live []*ConnRecord) {
 	t.Helper()
-	if !resumesOverQUIC[browser] {
-		if len(live) > 0 {
-			t.Logf("%s made %d resumed quic connections: record them (GUISE_RECORD_QUIC=resumed) and check them", browser, len(live))
-		}
-		return
-	}
 	paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", browser+"-h3-resumed-*.json"))
 	if len(paths) == 0 {
 		t.Fatalf("no recordings %s-h3-resumed-*.json (make them with GUISE_RECORD_QUIC=resumed)", browser)
 	}
 	if len(live) == 0 {
-		t.Fatal("no resumed quic connection: the page's /h3/resume did not resume over QUIC")
+		if resumesOverQUIC[browser] {
+			t.Fatal("no resumed quic connection: the page's /h3/resume did not resume over QUIC")
+		}
+		t.Logf("%s made no resumed quic connection in these runs: nothing live to compare", browser)
+		return
 	}
 	b, err := os.ReadFile(paths[0])
 	if err != nil {

@@ -49,7 +49,7 @@ func newCIDFrames(fs []quicwire.Frame) (out []quicwire.Frame) {
 	return out
 }
 
-// TestIssuedConnectionIDs: a Firefox-profile connection issues
+// TestIssuedConnectionIDs is RELIABILITY Q-74: a Firefox-profile connection issues
 // connection IDs as neqo does: one while the server's limit is unknown
 // (the default 2, its first 0-RTT packet's NEW_CONNECTION_ID), then up to
 // the server's active_connection_id_limit, at most 8, each of its 3-byte

@@ -341,7 +341,7 @@ func TestResumptionEarlyLimits(t *testing.T) {
 	t.Fatal("no try sent 0-RTT")
 }
 
-// TestHeldFlight: a Firefox-profile connection that resumes with 0-RTT
+// TestHeldFlight is RELIABILITY Q-75: a Firefox-profile connection that resumes with 0-RTT
 // keeps its hello's last Initial back after Dial, sends nothing more
 // until ReleaseFlight (nothing of the hello's end, no 0-RTT), then sends
 // it with the 0-RTT written meanwhile and completes the handshake; one
