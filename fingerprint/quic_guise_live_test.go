@@ -95,18 +95,7 @@ func checkGuiseLive(t *testing.T, browser string, live []*ConnRecord, g *ConnRec
 	got := quicFacts(t, g)
 	for _, r := range live {
 		want := quicFacts(t, r)
-		for k, w := range want {
-			if slices.Contains(quicVaries[browser], k) || !requestMade(got, k) {
-				continue
-			}
-			if k == "hello_bytes" {
-				n, _ := strconv.Atoi(w)
-				w = strconv.Itoa(n + len(guiseH3Host) - len("fp.test"))
-			}
-			if got[k] != w {
-				t.Errorf("guise vs live connection #%d: %s\n  guise %s\n  live  %s", r.ID, k, got[k], w)
-			}
-		}
+		diffGuise(t, "live connection", r.ID, got, want, quicVaries[browser])
 		for k := range got {
 			if _, ok := want[k]; !ok {
 				t.Errorf("guise sent %s (%s), live connection #%d did not", k, got[k], r.ID)
@@ -207,15 +196,7 @@ func checkGuiseResumedLive(t *testing.T, browser string, live []*ConnRecord, g *
 		// guise's is compared with the recorded ones.
 		paths, _ := filepath.Glob(filepath.Join("testdata", "recordings", browser+"-h3-resumed-*.json"))
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := DecodeRecord(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			live = append(live, r)
+			live = append(live, readRecord(t, p))
 		}
 		t.Logf("no live resumed %s connection: guise's compared with %d recordings", browser, len(live))
 	}
@@ -224,18 +205,40 @@ func checkGuiseResumedLive(t *testing.T, browser string, live []*ConnRecord, g *
 		t.Errorf("guise's resumed first flight %s, want it to start %s", lay, resumedFlight[browser])
 	}
 	for _, r := range live {
-		want := resumedFacts(t, r)
-		for k, w := range want {
-			if slices.Contains(quicVaries[browser], k) || slices.Contains(resumedVaries[browser], k) || !requestMade(got, k) {
-				continue
-			}
-			if k == "hello_bytes" {
-				n, _ := strconv.Atoi(w)
-				w = strconv.Itoa(n + len(guiseH3Host) - len("fp.test"))
-			}
-			if got[k] != w {
-				t.Errorf("guise vs live resumed connection #%d: %s\n  guise %s\n  live  %s", r.ID, k, got[k], w)
-			}
+		diffGuise(t, "resumed connection", r.ID, got, resumedFacts(t, r), quicVaries[browser], resumedVaries[browser])
+	}
+}
+
+// diffGuise reports each fact of want (the browser connection id's) that
+// guise's facts got do not equal, but those listed in varies and those
+// of requests guise did not make; hello_bytes after the difference
+// guiseH3Host makes.
+func diffGuise(t *testing.T, what string, id uint64, got, want map[string]string, varies ...[]string) {
+	t.Helper()
+	for k, w := range want {
+		if slices.ContainsFunc(varies, func(v []string) bool { return slices.Contains(v, k) }) || !requestMade(got, k) {
+			continue
+		}
+		if k == "hello_bytes" {
+			n, _ := strconv.Atoi(w)
+			w = strconv.Itoa(n + len(guiseH3Host) - len("fp.test"))
+		}
+		if got[k] != w {
+			t.Errorf("guise vs %s #%d: %s\n  guise %s\n  browser %s", what, id, k, got[k], w)
 		}
 	}
+}
+
+// readRecord reads the recording at path.
+func readRecord(t *testing.T, path string) *ConnRecord {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
 }

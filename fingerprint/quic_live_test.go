@@ -528,15 +528,7 @@ func checkResumedLive(t *testing.T, browser string, live []*ConnRecord) {
 		t.Logf("%s made no resumed quic connection in these runs: nothing live to compare", browser)
 		return
 	}
-	b, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := DecodeRecord(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := resumedFacts(t, rec)
+	want := resumedFacts(t, readRecord(t, paths[0]))
 	for _, r := range live {
 		got := resumedFacts(t, r)
 		if lay := got["first_flight_packet_types"]; !strings.HasPrefix(lay, resumedFlight[browser]) {
