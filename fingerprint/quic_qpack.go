@@ -76,10 +76,8 @@ func (s *Server) newQPACKConn(c *quic.Conn, lc *liveConn) *qpackConn {
 	return qc
 }
 
-// write sends decoder stream instructions.
-func (qc *qpackConn) write(b []byte) {
-	qc.mu.Lock()
-	defer qc.mu.Unlock()
+// writeLocked writes decoder stream instructions, with mu held.
+func (qc *qpackConn) writeLocked(b []byte) {
 	if qc.out != nil {
 		qc.out.Write(b)
 	}
@@ -123,13 +121,19 @@ func (u *uniReader) read(p []byte) {
 	if u.typ != int64(h3wire.StreamQPACKEncoder) || len(p) == 0 {
 		return
 	}
+	// Counted and written under mu: a section that needs these inserts
+	// is decoded once Feed has them, and its Section Acknowledgment
+	// (under mu too) must follow the increment that counts them, or the
+	// client counts them twice (guise's then fails with
+	// QPACK_DECODER_STREAM_ERROR, as it did once under -race in CI).
+	u.qc.mu.Lock()
 	_, inc, err := u.qc.dec.Feed(p)
+	if err == nil && inc > 0 {
+		u.qc.writeLocked(h3.AppendInsertCountIncrement(nil, inc))
+	}
+	u.qc.mu.Unlock()
 	if err != nil {
 		u.qc.c.CloseWithError(errCodeQPACKEncoderStream, err.Error())
-		return
-	}
-	if inc > 0 {
-		u.qc.write(h3.AppendInsertCountIncrement(nil, inc))
 	}
 }
 
@@ -161,7 +165,9 @@ func (qc *qpackConn) decode(streamID uint64, block []byte, wait time.Duration) (
 		return nil, err
 	}
 	if ric > 0 {
-		qc.write(h3.AppendSectionAck(nil, streamID))
+		qc.mu.Lock()
+		qc.writeLocked(h3.AppendSectionAck(nil, streamID))
+		qc.mu.Unlock()
 	}
 	out := make([]h3wire.Field, len(lines))
 	for i, l := range lines {

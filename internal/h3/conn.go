@@ -473,12 +473,20 @@ func (cc *ClientConn) readEncoder(br *bufio.Reader) error {
 	for {
 		n, err := br.Read(buf)
 		if n > 0 {
+			// Counted and written under decMu: a section that
+			// needs these inserts is decoded once feed has them,
+			// and its Section Acknowledgment (writeDecoder, under
+			// decMu too) must follow the Insert Count Increment
+			// that counts them, or the encoder counts them twice
+			// (RFC 9204 §4.4.3: beyond the inserts sent, an error).
+			cc.decMu.Lock()
 			inc, ferr := cc.dec.feed(buf[:n])
+			if ferr == nil && inc > 0 {
+				cc.writeDecoderLocked(appendInsertCountIncrement(nil, inc))
+			}
+			cc.decMu.Unlock()
 			if ferr != nil {
 				return errors.Join(errEncoderInstruction, ferr)
-			}
-			if inc > 0 {
-				cc.writeDecoder(appendInsertCountIncrement(nil, inc))
 			}
 		}
 		if err != nil {
@@ -543,6 +551,11 @@ func (cc *ClientConn) writeEncoder(b []byte) {
 func (cc *ClientConn) writeDecoder(b []byte) {
 	cc.decMu.Lock()
 	defer cc.decMu.Unlock()
+	cc.writeDecoderLocked(b)
+}
+
+// writeDecoderLocked is writeDecoder with decMu held.
+func (cc *ClientConn) writeDecoderLocked(b []byte) {
 	if cc.decStream == nil {
 		s, err := cc.qc.OpenUniStream(cc.ctx)
 		if err != nil {

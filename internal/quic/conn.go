@@ -472,7 +472,7 @@ func (c *Conn) init() {
 // 0-RTT data it is to carry when the caller never calls ReleaseFlight
 // (a connection dialed for a request that went elsewhere). A variable
 // for tests.
-var maxHold = 25 * time.Millisecond
+var maxHold = 100 * time.Millisecond
 
 // ReleaseFlight says the caller has written what its first 0-RTT packet
 // is to carry (an HTTP/3 client's control streams and first request):
