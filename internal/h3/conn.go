@@ -28,8 +28,8 @@ type ClientConn struct {
 	maxField int
 	pseudo   []string
 
-	// released says the first request was written, after which the
-	// QUIC connection was told so (see FlightReleaser).
+	// released: the QUIC connection was told its first flight may go
+	// (ReleaseFlight).
 	released atomic.Bool
 
 	ctrlMu sync.Mutex // the control stream's writes
@@ -132,9 +132,12 @@ func NewClientConn(qc Conn, cfg *Config) (*ClientConn, error) {
 // ReleaseFlight tells the QUIC connection, if it is a FlightReleaser,
 // that what its first 0-RTT packet carries is written: RoundTrip does
 // after the first request; a caller that waits for the handshake before
-// its first request (one not sent in 0-RTT) does before it waits.
+// its first request (one not sent in 0-RTT) does before it waits. Only
+// the first call does anything.
 func (cc *ClientConn) ReleaseFlight() {
-	cc.released.Store(true)
+	if cc.released.Swap(true) {
+		return
+	}
 	if r, ok := cc.qc.(FlightReleaser); ok {
 		r.ReleaseFlight()
 	}

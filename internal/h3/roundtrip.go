@@ -183,7 +183,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 	err = s.writeRequest(req, block)
 	*hb = block[:0]
 	headBufs.Put(hb)
-	if !cc.released.Load() && cc.released.CompareAndSwap(false, true) {
+	if !cc.released.Load() {
 		cc.ReleaseFlight()
 	}
 	if err != nil {

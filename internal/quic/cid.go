@@ -43,6 +43,15 @@ func (c *Conn) cidTarget() int {
 	return int(min(c.peer.cidLimit, maxIssuedCIDs))
 }
 
+// initLocalCIDs starts the list of issued IDs with the first one, the
+// first Initial's Source Connection ID (sequence 0).
+func (c *Conn) initLocalCIDs() {
+	if c.localCIDs == nil {
+		c.localCIDs = append(c.localCIDs, localCID{seq: 0, id: c.scid})
+		c.nextCIDSeq = 1
+	}
+}
+
 // wantsCID reports whether a NEW_CONNECTION_ID frame is due.
 func (c *Conn) wantsCID() bool {
 	if !c.issuesCIDs() {
@@ -82,10 +91,7 @@ func (c *Conn) appendNewCIDs(p *sentPacket) {
 		return
 	}
 	b := &c.b
-	if c.localCIDs == nil {
-		c.localCIDs = append(c.localCIDs, localCID{seq: 0, id: c.scid})
-		c.nextCIDSeq = 1
-	}
+	c.initLocalCIDs()
 	for i := range c.localCIDs {
 		if l := &c.localCIDs[i]; l.resend && b.room() >= 47 {
 			b.add(quicwire.AppendNewConnectionIDFrame(b.buf, l.seq, 0, l.id, l.token))
@@ -131,10 +137,7 @@ func (c *Conn) onRetireCID(seq uint64) {
 		c.fail(ProtocolViolation, quicwire.FrameRetireConnectionID, "retire of a connection id never issued", nil)
 		return
 	}
-	if c.localCIDs == nil {
-		c.localCIDs = append(c.localCIDs, localCID{seq: 0, id: c.scid})
-		c.nextCIDSeq = 1
-	}
+	c.initLocalCIDs()
 	for i, l := range c.localCIDs {
 		if l.seq == seq {
 			c.localCIDs = append(c.localCIDs[:i], c.localCIDs[i+1:]...)

@@ -65,8 +65,8 @@ func TestIssuedConnectionIDs(t *testing.T) {
 	if len(fs) != 1 || fs[0].Seq != 1 || len(fs[0].ConnID) != len(c.scid) {
 		t.Fatalf("before the server's limit: %+v, want one NEW_CONNECTION_ID, sequence 1", fs)
 	}
-	if n := 1 + 1 + 1 + 1 + len(c.scid) + 16; n != 23 {
-		t.Errorf("a NEW_CONNECTION_ID frame is %d bytes, the recordings' 0-RTT extra 23", n)
+	if fs[0].Size != 23 {
+		t.Errorf("the NEW_CONNECTION_ID frame sent is %d bytes, the recorded 0-RTT packets' extra 23", fs[0].Size)
 	}
 	c.peerSet, c.peer.cidLimit = true, 20
 	fs = newCIDFrames(sentFrames(t, c))

@@ -84,7 +84,7 @@ func TestNSSGreaseECHRecordings(t *testing.T) {
 		}
 		inner, name, psk, ok := nssInner(raw)
 		s := &echShape{inner: inner, pad31: true}
-		if n := s.nssPayload(name, true, psk); !ok || n != got {
+		if n := s.nssPayload(name, true, psk, 0); !ok || n != got {
 			t.Errorf("%s: payload %d, tlsfp's model gives %d", filepath.Base(f), got, n)
 		}
 		seen[got] = true

@@ -289,7 +289,7 @@ func parseECH(record []byte, lens []int, aeads []uint16) (*echShape, error) {
 	if inner, name, psk, ok := nssInner(record); ok {
 		for _, pad31 := range []bool{false, true} {
 			n := &echShape{inner: inner, pad31: pad31}
-			if n.nssPayload(name, name > 0, psk) == recorded {
+			if n.nssPayload(name, name > 0, psk, 0) == recorded {
 				s.grows, s.inner, s.pad31, s.payloadLens = true, inner, pad31, nil
 				break
 			}
@@ -371,10 +371,11 @@ func nssInner(record []byte) (inner, name, psk int, ok bool) {
 }
 
 // nssPayload is the payload length for a hello to a host of name bytes,
-// which the hello names in server_name when sni, and whose
-// pre_shared_key extension has psk bytes (0: none).
-func (s *echShape) nssPayload(name int, sni bool, psk int) int {
-	n := s.inner + psk + max(nssGreaseName-name, 0)
+// which the hello names in server_name when sni, whose pre_shared_key
+// extension has psk bytes (0: none), and which leaves out dropped of the
+// extensions inner counts (2 bytes each in ech_outer_extensions).
+func (s *echShape) nssPayload(name int, sni bool, psk, dropped int) int {
+	n := s.inner - 2*dropped + psk + max(nssGreaseName-name, 0)
 	if sni {
 		n += 4 + 2 + 1 + 2 + name
 	}
@@ -472,7 +473,7 @@ func (t *template) build(g *rng, serverName string, pskLen int, dropEarly bool) 
 		TLSVersMax:         t.spec.TLSVersMax,
 	}
 	exts := make([]utls.TLSExtension, 0, len(t.spec.Extensions))
-	ech := -1
+	ech, dropped := -1, 0
 	for _, e := range t.spec.Extensions {
 		switch e := e.(type) {
 		case *utls.SNIExtension:
@@ -511,7 +512,7 @@ func (t *template) build(g *rng, serverName string, pskLen int, dropEarly bool) 
 			exts = append(exts, nil) // drawn below, once its size is known
 		case *utls.GenericExtension:
 			if e.Id == extEarlyData && dropEarly {
-				pskLen -= 2 // one extension fewer for NSS's inner hello
+				dropped++
 				continue
 			}
 			exts = append(exts, shallowCopy(e))
@@ -521,7 +522,7 @@ func (t *template) build(g *rng, serverName string, pskLen int, dropEarly bool) 
 	}
 	if ech >= 0 {
 		host, sni := sniHost(serverName)
-		exts[ech] = t.ech.generic(g, host, sni, pskLen)
+		exts[ech] = t.ech.generic(g, host, sni, pskLen, dropped)
 	}
 	if t.shuffle {
 		shuffle(exts[:len(exts)-t.fixedTail], g)
@@ -580,14 +581,14 @@ func shuffle(exts []utls.TLSExtension, g *rng) {
 // Config's randomness (uTLS's own GREASE ECH reads crypto/rand directly).
 //
 // A payload that grows (NSS's) is sized for host, named in server_name
-// when sni, with a pre_shared_key of pskLen bytes and as many other
-// extensions as the template's, plus 2 bytes per extra one in
-// pskLen (negative for one left out).
-func (s *echShape) generic(g *rng, host string, sni bool, pskLen int) *utls.GenericExtension {
+// when sni, with a pre_shared_key of pskLen bytes, and the template's
+// extensions but dropped of them (each one 2 bytes fewer in
+// ech_outer_extensions).
+func (s *echShape) generic(g *rng, host string, sni bool, pskLen, dropped int) *utls.GenericExtension {
 	var n int
 	switch {
 	case s.grows:
-		n = s.nssPayload(len(host), sni, pskLen)
+		n = s.nssPayload(len(host), sni, pskLen, dropped)
 	case len(s.payloadLens) == 1:
 		n = s.payloadLens[0]
 	default:
