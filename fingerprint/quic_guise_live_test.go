@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/profile"
 )
 
@@ -126,8 +127,10 @@ func requestMade(got map[string]string, k string) bool {
 // guiseH3Resumed makes guise, as profile name, visit the live test's
 // server s on port over HTTP/3, close its connection and fetch
 // /h3/resume on a new one, as the page makes the browser do, and returns
-// the server's record of the second connection: resumed, with the fetch
-// in 0-RTT if it made it (up to three tries, until one did).
+// the server's record of the second connection: resumed, with its
+// control stream and the fetch in 0-RTT packets if it sent them so (up to
+// five tries, until one did: guise writes in 0-RTT only what it has
+// written before the server's handshake answer arrives).
 func guiseH3Resumed(t *testing.T, s *Server, port, name string) *ConnRecord {
 	t.Helper()
 	tr := &guise.Transport{}
@@ -146,13 +149,15 @@ func guiseH3Resumed(t *testing.T, s *Server, port, name string) *ConnRecord {
 	}
 	get(&guise.Request{URL: base + "/"})
 	var last *ConnRecord
-	for try := 1; try <= 3; try++ {
+	for try := 1; try <= 5; try++ {
 		before := map[uint64]bool{}
 		for _, r := range s.Records() {
 			before[r.ID] = true
 		}
 		tr.CloseIdleConnections()
-		get(&guise.Request{URL: base + "/h3/resume?try=" + strconv.Itoa(try), Kind: profile.Fetch, Referrer: base + "/"})
+		// As the page's first try, whose request facts the browser's
+		// resumed connections carry.
+		get(&guise.Request{URL: base + "/h3/resume?try=1", Kind: profile.Fetch, Referrer: base + "/"})
 		deadline := time.Now().Add(5 * time.Second)
 		for last = nil; last == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			for _, r := range s.Records() {
@@ -167,21 +172,25 @@ func guiseH3Resumed(t *testing.T, s *Server, port, name string) *ConnRecord {
 		if !last.Negotiated.Resumed {
 			t.Fatalf("guise as %s: the second connection did not resume", name)
 		}
-		if earlyRequest(last) {
+		if ctrl, req := earlyStreams(last); ctrl && req {
 			break
 		}
 	}
 	return last
 }
 
-// earlyRequest reports whether rec's first request stream came in 0-RTT.
-func earlyRequest(rec *ConnRecord) bool {
+// earlyStreams reports whether rec's control stream and first request
+// stream began in 0-RTT packets.
+func earlyStreams(rec *ConnRecord) (ctrl, req bool) {
 	for _, st := range rec.QUIC.Streams {
-		if st.ID == 0 {
-			return st.Early
+		switch {
+		case st.ID%4 == 2 && len(st.Data) > 0 && st.Data[0] == byte(h3wire.StreamControl):
+			ctrl = st.Early
+		case st.ID == 0:
+			req = st.Early
 		}
 	}
-	return false
+	return ctrl, req
 }
 
 // checkGuiseResumedLive compares guise's resumed connection with each

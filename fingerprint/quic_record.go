@@ -50,8 +50,7 @@ type QUICStream struct {
 	Data  []byte // the first bytes, at most maxQUICStreamBytes
 	Total int64  // every byte received
 	Fin   bool   // the client ended the stream
-	// Early says the server accepted the stream before the handshake
-	// completed: its first bytes came in 0-RTT packets.
+	// Early says the stream's first bytes came in a 0-RTT packet.
 	Early bool
 }
 

@@ -21,6 +21,8 @@ import (
 	"github.com/guise-http/guise/internal/qpackref"
 	"github.com/guise-http/guise/internal/quicwire"
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
 )
 
 // quicSide is the Server's QUIC listener: quic-go completes the handshake
@@ -45,7 +47,7 @@ func (s *Server) listenQUIC(tcp net.Addr) error {
 		return err
 	}
 	q := &quicSide{udp: udp, conns: map[string]*liveConn{}, open: map[*quic.Conn]struct{}{}}
-	q.tr = &quic.Transport{Conn: &tapConn{u: udp, srv: s}}
+	q.tr = &quic.Transport{Conn: &tapConn{u: udp, srv: s}, ConnContext: s.quicConnContext}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{s.ca.Leaf()}, NextProtos: []string{ProtoH3}}
 	// ListenEarly with Allow0RTT: the session tickets crypto/tls issues
 	// allow early data, so a resumed connection can carry 0-RTT requests,
@@ -54,6 +56,7 @@ func (s *Server) listenQUIC(tcp net.Addr) error {
 		HandshakeIdleTimeout: s.handshakeTimeout(),
 		MaxIdleTimeout:       s.idleTimeout(),
 		Allow0RTT:            true,
+		Tracer:               earlyTracer,
 	})
 	if err != nil {
 		udp.Close()
@@ -63,6 +66,69 @@ func (s *Server) listenQUIC(tcp net.Addr) error {
 	q.wg.Add(1)
 	go s.acceptQUIC(q)
 	return nil
+}
+
+// quicConnContext gives a connection quic-go accepts the record that
+// quicDatagram started for its client, for earlyTracer.
+func (s *Server) quicConnContext(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+	s.mu.Lock()
+	lc := s.quic.conns[ci.RemoteAddr.String()]
+	s.mu.Unlock()
+	if lc == nil {
+		return ctx, nil
+	}
+	return context.WithValue(ctx, liveConnKey{}, lc), nil
+}
+
+// earlyTracer traces a connection for the one fact the recorder takes
+// from quic-go's view of its packets: which streams began in 0-RTT.
+// Whether the handshake had completed when the server accepted a stream
+// is a race the server's scheduling decides (under load a stream that
+// came in 0-RTT was accepted after it); the packet type is not.
+func earlyTracer(ctx context.Context, _ bool, _ quic.ConnectionID) qlogwriter.Trace {
+	lc, _ := ctx.Value(liveConnKey{}).(*liveConn)
+	if lc == nil {
+		return nil
+	}
+	return earlyTrace{lc}
+}
+
+// earlyTrace is a qlogwriter.Trace and its own Recorder.
+type earlyTrace struct{ lc *liveConn }
+
+func (t earlyTrace) AddProducer() qlogwriter.Recorder { return t }
+func (earlyTrace) Close() error                       { return nil }
+
+func (t earlyTrace) RecordEvent(ev qlogwriter.Event) {
+	p, ok := ev.(qlog.PacketReceived)
+	if !ok || p.Header.PacketType != qlog.PacketType0RTT {
+		return
+	}
+	for _, f := range p.Frames {
+		if sf, ok := f.Frame.(*qlog.StreamFrame); ok && sf.Offset == 0 {
+			t.lc.earlyStream(uint64(sf.StreamID))
+		}
+	}
+}
+
+// earlyStream marks stream id as begun in a 0-RTT packet, whether or not
+// the server has accepted it yet.
+func (lc *liveConn) earlyStream(id uint64) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.early0RTT == nil {
+		lc.early0RTT = map[uint64]bool{}
+	}
+	if len(lc.early0RTT) < maxQUICStreams {
+		lc.early0RTT[id] = true
+	}
+	if qr := lc.rec.QUIC; qr != nil {
+		for i := range qr.Streams {
+			if qr.Streams[i].ID == id {
+				qr.Streams[i].Early = true
+			}
+		}
+	}
 }
 
 // closeQUIC ends every QUIC connection and waits for their goroutines.
@@ -214,9 +280,8 @@ func (q *QUICRecord) clone() *QUICRecord {
 	return &c
 }
 
-// streamData records bytes of stream id, which was accepted before the
-// handshake completed if early; it returns the stream's index.
-func (lc *liveConn) streamData(idx int, id uint64, early bool, p []byte, fin bool) int {
+// streamData records bytes of stream id; it returns the stream's index.
+func (lc *liveConn) streamData(idx int, id uint64, p []byte, fin bool) int {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	qr := lc.rec.QUIC
@@ -224,7 +289,7 @@ func (lc *liveConn) streamData(idx int, id uint64, early bool, p []byte, fin boo
 		if len(qr.Streams) >= maxQUICStreams {
 			return -2 // not kept
 		}
-		qr.Streams = append(qr.Streams, QUICStream{ID: id, Early: early})
+		qr.Streams = append(qr.Streams, QUICStream{ID: id, Early: lc.early0RTT[id]})
 		idx = len(qr.Streams) - 1
 	}
 	if idx == -2 {
@@ -268,8 +333,8 @@ type h3Conn struct {
 }
 
 // serveQUIC answers HTTP/3 on one connection until it closes. The
-// connection is accepted early: streams that arrive before the handshake
-// completes came in 0-RTT packets and are marked so.
+// connection is accepted early, so streams that came in 0-RTT packets are
+// served before the handshake completes.
 func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	defer q.wg.Done()
 	hc := &h3Conn{c: c}
@@ -309,11 +374,10 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 			if err != nil {
 				return
 			}
-			early := !handshakeDone(c)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.readUni(lc, u, early, qc.uniReader())
+				s.readUni(lc, u, qc.uniReader())
 			}()
 		}
 	}()
@@ -322,11 +386,10 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 		if err != nil {
 			break
 		}
-		early := !handshakeDone(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.serveH3Request(lc, hc, st, early, qc)
+			s.serveH3Request(lc, hc, st, qc)
 		}()
 	}
 	c.CloseWithError(0, "")
@@ -337,24 +400,14 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	lc.finish("")
 }
 
-// handshakeDone reports whether c's handshake has completed.
-func handshakeDone(c *quic.Conn) bool {
-	select {
-	case <-c.HandshakeComplete():
-		return true
-	default:
-		return false
-	}
-}
-
 // readUni records a unidirectional stream until it ends.
-func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, early bool, ur *uniReader) {
+func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, ur *uniReader) {
 	idx := -1
 	buf := make([]byte, 4096)
 	for {
 		n, err := u.Read(buf)
 		if n > 0 || err == io.EOF {
-			idx = lc.streamData(idx, uint64(u.StreamID()), early, buf[:n], err == io.EOF)
+			idx = lc.streamData(idx, uint64(u.StreamID()), buf[:n], err == io.EOF)
 			ur.read(buf[:n])
 			s.notify()
 		}
@@ -393,7 +446,7 @@ const H3FirstPage = `<!doctype html><html><head><title>guise h3</title></head><b
 
 // serveH3Request reads a request stream, answers its HEADERS, and keeps
 // recording until the client ends the stream.
-func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, early bool, qc *qpackConn) {
+func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, qc *qpackConn) {
 	st.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
 	idx := -1
 	var in []byte
@@ -402,7 +455,7 @@ func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, early
 	for {
 		n, err := st.Read(buf)
 		if n > 0 || err == io.EOF {
-			idx = lc.streamData(idx, uint64(st.StreamID()), early, buf[:n], err == io.EOF)
+			idx = lc.streamData(idx, uint64(st.StreamID()), buf[:n], err == io.EOF)
 			if !answered && len(in) < maxQUICStreamBytes {
 				in = append(in, buf[:n]...)
 				if f, perr := h3wire.ParseFrame(in); perr == nil && f.Type == h3wire.FrameHeaders {

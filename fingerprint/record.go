@@ -115,7 +115,8 @@ type liveConn struct {
 	claimed map[uint32]bool // HTTP/2 streams already matched to a handler
 	ended   bool
 
-	quicSCID []byte // a QUIC connection's client SCID (quic_server.go)
+	quicSCID  []byte          // a QUIC connection's client SCID (quic_server.go)
+	early0RTT map[uint64]bool // streams begun in 0-RTT packets (earlyTrace)
 
 	served sync.Once // releases the server's wait for the net/http goroutine
 }
