@@ -93,7 +93,7 @@ var importRules = []importRule{
 	{pkg: "internal/qpackref", layer: 2, mod: "internal/quicwire internal/h3wire", ext: "github.com/quic-go/qpack",
 		std: "errors io"},
 	{pkg: "fingerprint", layer: 3, mod: "fields profile internal/ws internal/quicwire internal/h3wire internal/qpackref internal/h3",
-		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go"},
+		ext: "golang.org/x/net/http2/hpack github.com/quic-go/quic-go github.com/quic-go/quic-go/qlog github.com/quic-go/quic-go/qlogwriter"},
 
 	// Layer 3: the QUIC client connection: its packets from profile data,
 	// its TLS from tlsfp (never uTLS itself), two goroutines per connection
