@@ -363,6 +363,7 @@ func TestHeldFlight(t *testing.T) {
 
 		// Long enough that only ReleaseFlight sends it, on a slow host.
 		maxHold = 5 * time.Second
+		const heldFor = 400 * time.Millisecond
 		c, err := dial(t, name, srv.addr(), srv.cert, func(cfg *Config) { cfg.TLS.Sessions = sessions })
 		maxHold = defaultHold
 		if err != nil {
@@ -382,7 +383,7 @@ func TestHeldFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Write([]byte("Eheld"))
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(heldFor)
 		c.mu.Lock()
 		sent := c.sent0RTT
 		c.mu.Unlock()
@@ -401,6 +402,16 @@ func TestHeldFlight(t *testing.T) {
 		c.mu.Unlock()
 		if held(c) || sent == 0 {
 			t.Errorf("after ReleaseFlight: held %t, %d 0-RTT packets sent", held(c), sent)
+		}
+		// The held Initial counts as sent when it went: the server's
+		// acknowledgment of it is not a sample of heldFor. (Stamped when
+		// Dial built it, its sample took the smoothed RTT to 45 ms and
+		// more, against 0.5 ms without.)
+		c.mu.Lock()
+		srtt := c.rtt.smoothed
+		c.mu.Unlock()
+		if srtt > heldFor/20 {
+			t.Errorf("smoothed RTT %v after a hold of %v: the hold was sampled", srtt, heldFor)
 		}
 		srv.next(t)
 

@@ -214,6 +214,14 @@ func (c *Conn) buildDatagram(now time.Time) bool {
 		}
 		b.buf = append(b.buf, c.held...)
 		c.held, b.hasInitial, heldOut, any = nil, true, true, true
+		// It is the Initial space's latest packet (nothing was sent
+		// while it waited): sent now, not when Dial built it, so that
+		// its acknowledgment's RTT sample and the PTO leave the hold out.
+		s := &c.spaces[spInitial]
+		if n := len(s.sent); n > 0 && !s.sent[n-1].done {
+			s.sent[n-1].t = now
+			s.lastAckEliciting = now
+		}
 	}
 	for sp := range numSpaces {
 		if b.room() < 48 {
