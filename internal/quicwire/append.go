@@ -99,7 +99,6 @@ func AppendConnectionCloseFrame(b []byte, app bool, code uint64, frameType Frame
 	return append(b, reason...)
 }
 
-// AppendPathResponseFrame appends a PATH_RESPONSE echoing data (8 bytes).
 // AppendNewConnectionIDFrame appends a NEW_CONNECTION_ID frame (RFC 9000
 // §19.15); id is 1 to 20 bytes.
 func AppendNewConnectionIDFrame(b []byte, seq, retirePriorTo uint64, id []byte, token [16]byte) []byte {
@@ -111,6 +110,7 @@ func AppendNewConnectionIDFrame(b []byte, seq, retirePriorTo uint64, id []byte, 
 	return append(b, token[:]...)
 }
 
+// AppendPathResponseFrame appends a PATH_RESPONSE echoing data (8 bytes).
 func AppendPathResponseFrame(b []byte, data [8]byte) []byte {
 	b = append(b, byte(FramePathResponse))
 	return append(b, data[:]...)
