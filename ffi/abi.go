@@ -38,6 +38,11 @@ package main
 #include <stdint.h>
 #include <stddef.h>
 
+// GUISE_ABI_VERSION is the version of this ABI, which guise_abi_version
+// returns: a binding compiled against one value refuses a library that
+// returns another.
+#define GUISE_ABI_VERSION 1
+
 // guise_handle names a Session, Transport, call or body stream. 0 is none.
 typedef uint64_t guise_handle;
 
@@ -213,6 +218,8 @@ int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_
 //   guise_stream_end: a request body written while the request runs.
 // guise_cookies_export, guise_cookies_import: a Session's jar as JSON.
 // guise_stats_read, guise_collect: for leak tests.
+// guise_abi_version, guise_version: the ABI's and guise's versions, for a
+//   binding to check at load time.
 */
 import "C"
 
@@ -221,6 +228,8 @@ import (
 	"errors"
 	"strings"
 	"unsafe"
+
+	"github.com/guise-http/guise/internal/version"
 )
 
 func main() {}
@@ -692,3 +701,27 @@ func guise_stats_read(out *C.guise_stats) {
 //
 //export guise_collect
 func guise_collect() { collect() }
+
+// guise_abi_version returns GUISE_ABI_VERSION as the library was built
+// with it. A binding calls it first, before any other function, and
+// refuses a library whose ABI is not the one it was written for.
+//
+//export guise_abi_version
+func guise_abi_version() C.int32_t { return C.int32_t(version.ABI) }
+
+// guise_version writes guise's release version ("0.1.0", no NUL) into buf
+// and returns its length, or GUISE_E_SHORT_BUFFER, negated, when cap is
+// smaller.
+//
+//export guise_version
+func guise_version(buf *C.uint8_t, capacity C.size_t) C.int64_t {
+	return C.int64_t(versionInto(goBytes(unsafe.Pointer(buf), capacity)))
+}
+
+// versionInto is guise_version on a Go slice.
+func versionInto(b []byte) int64 {
+	if len(b) < len(version.Version) {
+		return -int64(kindShortBuffer)
+	}
+	return int64(copy(b, version.Version))
+}

@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/guise-http/guise"
+	"github.com/guise-http/guise/internal/version"
 )
 
 // TestHeaderUpToDate regenerates the C header and compares it with the
@@ -147,5 +150,32 @@ func TestHandlesNeverReused(t *testing.T) {
 	}
 	if h2 := newHandle(2); h2 == h {
 		t.Fatal("handle reused")
+	}
+}
+
+// TestABIVersion checks that the library reports the ABI the header
+// defines, and guise's version.
+func TestABIVersion(t *testing.T) {
+	h, err := os.ReadFile("guise.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^#define GUISE_ABI_VERSION (\d+)$`).FindSubmatch(h)
+	if m == nil {
+		t.Fatal("guise.h defines no GUISE_ABI_VERSION")
+	}
+	if got, want := strconv.Itoa(int(guise_abi_version())), string(m[1]); got != want {
+		t.Fatalf("guise_abi_version() = %s, guise.h defines %s", got, want)
+	}
+	if int(guise_abi_version()) != version.ABI {
+		t.Fatalf("guise_abi_version() = %d, internal/version.ABI = %d", guise_abi_version(), version.ABI)
+	}
+	buf := make([]byte, 64)
+	n := versionInto(buf)
+	if string(buf[:max(n, 0)]) != version.Version {
+		t.Fatalf("guise_version() = %d %q, want %q", n, buf[:max(n, 0)], version.Version)
+	}
+	if n := versionInto(buf[:2]); n != -int64(kindShortBuffer) {
+		t.Fatalf("guise_version into 2 bytes = %d, want %d", n, -kindShortBuffer)
 	}
 }

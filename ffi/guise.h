@@ -26,6 +26,11 @@ extern const char *_GoStringPtr(_GoString_ s);
 #include <stdint.h>
 #include <stddef.h>
 
+// GUISE_ABI_VERSION is the version of this ABI, which guise_abi_version
+// returns: a binding compiled against one value refuses a library that
+// returns another.
+#define GUISE_ABI_VERSION 1
+
 // guise_handle names a Session, Transport, call or body stream. 0 is none.
 typedef uint64_t guise_handle;
 
@@ -201,6 +206,8 @@ int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_
 //   guise_stream_end: a request body written while the request runs.
 // guise_cookies_export, guise_cookies_import: a Session's jar as JSON.
 // guise_stats_read, guise_collect: for leak tests.
+// guise_abi_version, guise_version: the ABI's and guise's versions, for a
+//   binding to check at load time.
 
 #line 1 "cgo-generated-wrapper"
 
@@ -282,6 +289,8 @@ extern int32_t guise_cookies_export(guise_handle h, uint8_t* buf, size_t capacit
 extern int32_t guise_cookies_import(guise_handle h, char* data, size_t n, guise_error* e);
 extern void guise_stats_read(guise_stats* out);
 extern void guise_collect(void);
+extern int32_t guise_abi_version(void);
+extern int64_t guise_version(uint8_t* buf, size_t capacity);
 
 #ifdef __cplusplus
 }

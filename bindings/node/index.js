@@ -7,7 +7,12 @@
 
 const path = require('node:path');
 
+const version = require('./version.js');
+
 const native = require(process.env.GUISE_NODE_ADDON || path.join(__dirname, 'build', 'guise.node'));
+if (native.abi !== version.abi) {
+  throw new Error(`guise: the native addon speaks C ABI ${native.abi}, this package (guise ${version.version}) was written for ${version.abi}: reinstall guise`);
+}
 
 const KIND_NAMES = [
   'ok', 'invalid', 'closed', 'canceled', 'timeout', 'refused', 'dns', 'network', 'tls',
@@ -533,6 +538,7 @@ function collect() {
 }
 
 module.exports = {
+  version: version.version,
   fetch, createSession, createTransport, withSession, Session, Transport, Response, Headers,
   GuiseError, stats, collect,
 };

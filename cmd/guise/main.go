@@ -9,6 +9,7 @@
 //	guise serve [--addr HOST:PORT] [--ca-out FILE]
 //	guise capture --out FILE [--addr HOST:PORT] [--ca-out FILE]
 //	guise profiles
+//	guise version [--short]
 //
 // fingerprint starts the echo server on loopback, visits it as each profile
 // named (the default one unless named) and prints the JA4, JA3N, JA3, Akamai
@@ -40,6 +41,9 @@
 //
 // profiles lists the embedded profiles, their browser, version, OS and
 // whether they were recorded.
+//
+// version prints guise's version, its C ABI version, the commit it was
+// built from and the browser versions of the embedded profiles.
 package main
 
 import (
@@ -74,6 +78,7 @@ func newRootCmd() *cobra.Command {
 		newCaptureCmd(),
 		newProfilesCmd(),
 		newWSCmd(),
+		newVersionCmd(),
 	)
 	return root
 }

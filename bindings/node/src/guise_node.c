@@ -18,6 +18,7 @@
 #define NAPI_VERSION 8
 #include <node_api.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,6 +636,15 @@ static napi_value js_collect(napi_env env, napi_callback_info info) {
 }
 
 static napi_value init(napi_env env, napi_value exports) {
+	// The library this addon loaded must speak the ABI its header did.
+	int32_t abi = guise_abi_version();
+	if (abi != GUISE_ABI_VERSION) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "guise: libguise speaks C ABI %d, this addon was built for %d: reinstall guise",
+			(int)abi, GUISE_ABI_VERSION);
+		napi_throw_error(env, "GUISE_ABI", msg);
+		return NULL;
+	}
 	addon_t *a = calloc(1, sizeof *a);
 	if (a == NULL) return NULL;
 	uv_loop_t *loop;
@@ -669,6 +679,13 @@ static napi_value init(napi_env env, napi_value exports) {
 		{"collect", NULL, js_collect, NULL, NULL, NULL, napi_default, a},
 	};
 	napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+	napi_value v;
+	napi_create_int32(env, abi, &v);
+	napi_set_named_property(env, exports, "abi", v);
+	uint8_t ver[64];
+	int64_t n = guise_version(ver, sizeof ver);
+	napi_create_string_utf8(env, n > 0 ? (const char *)ver : "", n > 0 ? (size_t)n : 0, &v);
+	napi_set_named_property(env, exports, "version", v);
 	return exports;
 }
 

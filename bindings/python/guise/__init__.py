@@ -16,9 +16,10 @@ from ._errors import (BodyTruncated, Canceled, CertificateError, Closed, Connect
 from ._core import Headers
 from ._sync import Response, Session, Transport, collect, get, post, request, stats
 from . import aio
+from ._version import __version__
 
 __all__ = [
-    "Session", "Transport", "Response", "Headers", "request", "get", "post", "stats", "collect",
+    "__version__", "Session", "Transport", "Response", "Headers", "request", "get", "post", "stats", "collect",
     "GuiseError", "InvalidRequest", "Closed", "Canceled", "Timeout", "ConnectionRefused", "NetworkError",
     "TLSError", "CertificateError", "ProxyError", "HTTP2Error", "ProtocolError", "RedirectError",
     "DecodeError", "BodyTruncated",

@@ -4,6 +4,8 @@ import ctypes
 import os
 import threading
 
+from ._version import ABI_VERSION, __version__
+
 handle = ctypes.c_uint64
 done_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64)
 
@@ -91,6 +93,20 @@ _lib = None
 _lock = threading.Lock()
 
 
+def _check_abi(l, path):
+    """Refuses a library that does not speak this package's C ABI."""
+    try:
+        f = l.guise_abi_version
+    except AttributeError:
+        raise OSError(f"guise: {path} has no guise_abi_version: it is older than this package "
+                      f"(guise {__version__}, C ABI {ABI_VERSION}); reinstall guise") from None
+    f.restype, f.argtypes = ctypes.c_int32, []
+    got = f()
+    if got != ABI_VERSION:
+        raise OSError(f"guise: {path} speaks C ABI {got}, this package (guise {__version__}) "
+                      f"was written for {ABI_VERSION}; reinstall guise")
+
+
 def lib():
     """The loaded library, with its functions' signatures declared."""
     global _lib
@@ -99,7 +115,9 @@ def lib():
     with _lock:
         if _lib is not None:
             return _lib
-        l = ctypes.CDLL(_path())
+        path = _path()
+        l = ctypes.CDLL(path)
+        _check_abi(l, path)
         P = ctypes.POINTER
         sig = {
             "guise_transport_new": (handle, [ctypes.c_char_p, ctypes.c_size_t, P(Error)]),
@@ -120,6 +138,7 @@ def lib():
             "guise_cookies_import": (ctypes.c_int32, [handle, ctypes.c_char_p, ctypes.c_size_t, P(Error)]),
             "guise_stats_read": (None, [P(Stats)]),
             "guise_collect": (None, []),
+            "guise_version": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_size_t]),
         }
         for name, (res, args) in sig.items():
             f = getattr(l, name)
