@@ -31,6 +31,16 @@ static void sem_await(sem *s) {
 static void sem_end(sem *s) { sem_destroy(s); }
 #endif
 
+// EXPORT marks the functions defined here for the DLL's export table: a
+// Windows DLL exports only what is marked once anything is (cgo marks the
+// Go functions), and without it these three were missing from guise.dll
+// (bindings/check-lib.sh found it).
+#ifdef _WIN32
+#define EXPORT __declspec(dllexport)
+#else
+#define EXPORT
+#endif
+
 typedef struct {
 	sem sem;
 	int64_t result;
@@ -49,7 +59,7 @@ static int64_t wait_for(waiter *w) {
 	return w->result;
 }
 
-guise_handle guise_send(guise_handle client, guise_request *req) {
+EXPORT guise_handle guise_send(guise_handle client, guise_request *req) {
 	waiter w;
 	sem_start(&w.sem);
 	guise_handle h = guise_start(client, req, wake, &w);
@@ -57,7 +67,7 @@ guise_handle guise_send(guise_handle client, guise_request *req) {
 	return h;
 }
 
-int64_t guise_body_read(guise_handle call, uint8_t *buf, size_t cap, guise_done_fn done, void *user) {
+EXPORT int64_t guise_body_read(guise_handle call, uint8_t *buf, size_t cap, guise_done_fn done, void *user) {
 	if (done != NULL) return guise_read_start(call, buf, cap, done, user);
 	waiter w;
 	sem_start(&w.sem);
@@ -69,7 +79,7 @@ int64_t guise_body_read(guise_handle call, uint8_t *buf, size_t cap, guise_done_
 	return wait_for(&w);
 }
 
-int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_done_fn done, void *user) {
+EXPORT int64_t guise_stream_write(guise_handle stream, uint8_t *buf, size_t len, guise_done_fn done, void *user) {
 	if (done != NULL) return guise_write_start(stream, buf, len, done, user);
 	waiter w;
 	sem_start(&w.sem);
