@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -49,7 +48,7 @@ func StartDaemon(t testing.TB, addr string, logs []string, prog string, args ...
 	var mu sync.Mutex
 	cmd.Stdout = writerFunc(func(b []byte) { mu.Lock(); out.Write(b); mu.Unlock() })
 	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	newGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", prog, err)
 	}
@@ -66,11 +65,11 @@ func StartDaemon(t testing.TB, addr string, logs []string, prog string, args ...
 	}
 	t.Cleanup(func() {
 		// The daemon and its helpers share its process group.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		stopGroup(cmd, false)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			stopGroup(cmd, true)
 			<-exited
 		}
 		if t.Failed() {
