@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# bindings/readme-examples.sh PYTHON NODEDIR runs the README's Python example
-# with the interpreter PYTHON and its Node example in NODEDIR (a project in
-# which require('guise') is the installed package), as printed but with
-# https://example.com/ replaced by a loopback HTTP server. It fails when
-# either fails or prints other than what the server sent.
+# bindings/readme-examples.sh python PYTHON | node NODEDIR runs the README's
+# Python example with the interpreter PYTHON, or its Node example in NODEDIR
+# (a project in which require('guise') is the installed package), as printed
+# but with https://example.com/ replaced by a loopback HTTP server. It fails
+# when the example fails or prints other than what the server sent.
 set -euo pipefail
-py=$1 nodedir=$2
+case ${1:-} in
+  python) langs=Python:python py=$2 ;;
+  node) langs=Node:js nodedir=$2 ;;
+  *) echo "usage: readme-examples.sh python PYTHON | node NODEDIR" >&2; exit 2 ;;
+esac
 readme="$(cd "$(dirname "$0")/.." && pwd)/README.md"
 work=$(mktemp -d)
 trap 'kill "$srv" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -39,7 +43,7 @@ srv=$!
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 url="http://127.0.0.1:$(cat "$work/port")/"
 
-for lang in Python:python Node:js; do
+for lang in $langs; do
   src=$(example "${lang%%:*}" "${lang#*:}")
   [ -n "$src" ] || { echo "readme-examples.sh: README.md has no ${lang%%:*} example" >&2; exit 1; }
   grep -q 'https://example.com/' <<<"$src" || { echo "readme-examples.sh: the ${lang%%:*} example visits no https://example.com/" >&2; exit 1; }
