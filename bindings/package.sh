@@ -24,6 +24,11 @@ die() { echo "package.sh: $*" >&2; exit 1; }
 version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' internal/version/version.go)
 [ -n "$version" ] || die "no Version in internal/version/version.go"
 commit=$(git rev-parse HEAD 2>/dev/null || true)
+# The Go module's tag is "v" + Version: a release tag on this commit that
+# says otherwise is a mistake caught here, before anything is built.
+for tag in $(git tag --points-at HEAD 'v[0-9]*' 2>/dev/null); do
+  [ "$tag" = "v$version" ] || die "HEAD is tagged $tag, but internal/version says $version"
+done
 ldflags="-s -w"
 [ -n "$commit" ] && ldflags="$ldflags -X github.com/guise-http/guise/internal/version.commit=$commit"
 # Archives get the commit's time, so two runs on one commit write the same bytes.
