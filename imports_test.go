@@ -56,6 +56,10 @@ var importRules = []importRule{
 	{pkg: "internal/h3wire", layer: 1, mod: "internal/quicwire", std: "errors io strconv"},
 	// Alt-Svc (RFC 7838) and the broken-alternative memory: no HTTP.
 	{pkg: "internal/altsvc", layer: 0, std: "errors strconv strings sync time"},
+	// guise's release and C ABI versions, and what the go command stamped.
+	{pkg: "internal/version", layer: 0, std: "runtime/debug sync"},
+	// go generate's writer of the version into the bindings' sources.
+	{pkg: "internal/version/stamp", layer: 1, mod: "internal/version", std: "bytes fmt log os regexp"},
 	{pkg: "internal/testpeer", layer: 0, denyStd: "net/http"}, // test helpers only: no non-test importer
 	{pkg: "internal/testpeer/tls13", layer: 1, mod: "internal/testpeer",
 		ext:     "github.com/andybalholm/brotli github.com/klauspost/compress/zlib github.com/klauspost/compress/zstd",
@@ -104,7 +108,7 @@ var importRules = []importRule{
 
 	// Layer 4: the public client. It reaches net/http only through nethttp.
 	{pkg: ".", layer: 4,
-		mod:     "fields profile cookie internal/altsvc internal/decode internal/h1 internal/h2 internal/h3 internal/pool internal/proxy internal/quic internal/reqhead internal/tlsfp internal/ws",
+		mod:     "fields profile cookie internal/altsvc internal/decode internal/h1 internal/h2 internal/h3 internal/pool internal/proxy internal/quic internal/reqhead internal/tlsfp internal/version internal/ws",
 		ext:     "golang.org/x/net/idna golang.org/x/net/publicsuffix",
 		denyStd: "net/http"},
 
@@ -117,8 +121,8 @@ var importRules = []importRule{
 	{pkg: "nethttp", layer: 5, mod: ". fields"},
 	// The C ABI (go build -buildmode=c-shared ./ffi) under bindings/.
 	// internal/h1 for WithHostThread only: its blocking calls run on the host's thread.
-	{pkg: "ffi", layer: 5, mod: ". cookie profile internal/h1", denyStd: "net/http"},
-	{pkg: "cmd/guise", layer: 5, mod: ". cookie fields fingerprint profile",
+	{pkg: "ffi", layer: 5, mod: ". cookie profile internal/h1 internal/version", denyStd: "net/http"},
+	{pkg: "cmd/guise", layer: 5, mod: ". cookie fields fingerprint profile internal/version",
 		ext: "github.com/schollz/progressbar/v3 github.com/spf13/cobra golang.org/x/term"},
 }
 
