@@ -300,12 +300,17 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // the dynamic table once the server's SETTINGS allow it and the profile's
 // rule uses it (its inserts written to the encoder stream first), else
 // static-only, the pseudo-headers' strings but :path through the
-// encoder's cache of codings.
+// encoder's cache of codings. A capacity instruction held for the next
+// section (CapacityAnnounced) goes on the encoder stream first.
 func (cc *ClientConn) encodeHead(b []byte, req *Request, id uint64) []byte {
 	e := &cc.dyn
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	held := e.takeHeld()
 	if !e.usable() {
+		if len(held) > 0 {
+			cc.writeEncoder(held)
+		}
 		b = cc.enc.appendPrefix(b)
 		for _, p := range cc.pseudo {
 			if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
@@ -328,7 +333,10 @@ func (cc *ClientConn) encodeHead(b []byte, req *Request, id uint64) []byte {
 	for _, f := range req.Header {
 		se.field(f.Name, f.Value)
 	}
-	if len(se.ins) > 0 {
+	switch {
+	case len(held) > 0:
+		cc.writeEncoder(append(held, se.ins...))
+	case len(se.ins) > 0:
 		cc.writeEncoder(se.ins)
 	}
 	return se.finish(b, id)
