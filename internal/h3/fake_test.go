@@ -27,7 +27,7 @@ type fakeConn struct {
 	// holdUni keeps the server's unidirectional streams open after their
 	// bytes, until the connection closes.
 	holdUni bool
-	writes    []fakeWrite
+	writes  []fakeWrite
 }
 
 // fakeWrite is one Write on a client stream.
