@@ -23,10 +23,13 @@ import (
 // table and 100 blocked streams (QUICHE's settings), which decodes them
 // through its table (the right bodies come back) and acknowledges them.
 // guise sends its first request without waiting for the server's
-// SETTINGS; the test waits until the client has taken them (its Set
-// Dynamic Table Capacity is on the encoder stream) before the others, so
-// those use the table: the encoder stream starts with the capacity and
-// holds the rule's kind of inserts. The encoder stream and every
+// SETTINGS; as Firefox the test waits until the client has taken them
+// (its Set Dynamic Table Capacity is on the encoder stream) before the
+// others, so those use the table (as Chromium the capacity goes only
+// with the next request, which uses the table unless it was encoded
+// before the SETTINGS were taken: then the connection is tried again):
+// the encoder stream starts with the capacity and holds the rule's kind
+// of inserts. The encoder stream and every
 // request's field line representations (kind, table, index, name),
 // Required Insert Count and Base equal those of the browser's recording
 // whose first request went out as guise's did: before the SETTINGS
@@ -88,7 +91,10 @@ func h3DynamicMatches(t *testing.T, name, browser string) bool {
 		if resp.Proto != "HTTP/3.0" || want != "" && string(b) != want {
 			t.Fatalf("%s: %s %q", r.URL, resp.Proto, b)
 		}
-		if i > 0 {
+		if i > 0 || name == "chrome156-linux" {
+			// Chromium's capacity goes with the first request encoded
+			// after the SETTINGS (qpack_capacity announced): nothing to
+			// wait for before the second request.
 			continue
 		}
 		deadline := time.Now().Add(5 * time.Second)
@@ -124,6 +130,10 @@ func h3DynamicMatches(t *testing.T, name, browser string) bool {
 		t.Errorf("chrome's encoder stream has no insert with a static name: %q", instrs(got.QPACKEncoder))
 	}
 	for i, q := range got.Requests {
+		if q.Err == "" && i == 1 && q.RequiredInsertCount == 0 && name == "chrome156-linux" {
+			t.Logf("%s: the second request went before the client took the SETTINGS: another connection", name)
+			return false
+		}
 		if q.Err != "" || i > 0 && q.RequiredInsertCount == 0 {
 			t.Errorf("request %d: Required Insert Count %d %s", i, q.RequiredInsertCount, q.Err)
 		}
