@@ -208,6 +208,16 @@ func checkQPACKDyn(t *testing.T, browser, kind string, live []*ConnRecord) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The uni streams (ids, first bytes: issue 29) whatever the timing
+	// of the table's use; when they came is logged if it differs.
+	wantUni := uniFacts(t, rec)
+	for _, r := range live {
+		got := uniFacts(t, r)
+		uniWhenDiffers(t, fmt.Sprintf("connection #%d vs the recording", r.ID), got, wantUni)
+		if got, wantUni := uniStreamsOnly(got), uniStreamsOnly(wantUni); !maps.Equal(got, wantUni) {
+			t.Errorf("connection #%d: uni streams\n  live      %s\n  recording %s", r.ID, uniFactsString(got), uniFactsString(wantUni))
+		}
+	}
 	want := qpackFacts(t, rec)
 	for _, r := range live {
 		got := qpackFacts(t, r)
@@ -258,7 +268,13 @@ func qpackFactEqual(k, a, b string) bool {
 func checkGuiseQPACK(t *testing.T, live []*ConnRecord, g *ConnRecord) (compared int) {
 	t.Helper()
 	got := qpackFacts(t, g)
+	gotUni := uniFacts(t, g)
 	for _, r := range live {
+		liveUni := uniFacts(t, r)
+		uniWhenDiffers(t, fmt.Sprintf("guise vs connection #%d", r.ID), gotUni, liveUni)
+		if g, w := uniStreamsOnly(gotUni), uniStreamsOnly(liveUni); !maps.Equal(g, w) {
+			t.Errorf("guise vs connection #%d: uni streams\n  guise %s\n  live  %s", r.ID, uniFactsString(g), uniFactsString(w))
+		}
 		want := qpackFacts(t, r)
 		if qpackTiming(want) != qpackTiming(got) {
 			t.Logf("connection #%d: requests using the table %s, guise's %s: not compared", r.ID, qpackTiming(want), qpackTiming(got))
@@ -278,10 +294,11 @@ func checkGuiseQPACK(t *testing.T, live []*ConnRecord, g *ConnRecord) (compared 
 // server that holds its SETTINGS back for delay: past them, as the
 // browsers' image requests came (they parse the page first, and used the
 // table from their second request on in every h3dynlate run), so that
-// guise's connection is one to compare.
+// guise's connection is one to compare; uniPause against the others, so
+// that its image request does not go together with its control stream.
 func guisePause(delay time.Duration) time.Duration {
 	if delay == 0 {
-		return 0
+		return uniPause
 	}
 	return delay + 100*time.Millisecond
 }

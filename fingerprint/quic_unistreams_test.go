@@ -18,7 +18,34 @@ import (
 // count as sent together (in one flight): the recorded browsers' streams
 // written in one go were read within 0.13 ms of each other, and those
 // written apart at least 3.5 ms apart.
-const uniTogether = time.Millisecond
+const uniTogether = 2 * time.Millisecond
+
+// uniWhenDiffers compares want's "when" facts with got's, which the live
+// tests only log when they differ: on a loaded machine a browser (or
+// guise) sometimes takes the server's SETTINGS before its first request,
+// and Chromium's encoder stream then comes with the control stream, or
+// the reads of one flight spread past uniTogether. The recordings and
+// guise's own connections (TestQPACKStreamsMatchRecordings) compare
+// them strictly.
+func uniWhenDiffers(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	for k, v := range got {
+		if strings.HasSuffix(k, " when") && want[k] != v {
+			t.Logf("%s: %s %q, the other's %q: timing, not compared", what, k, v, want[k])
+		}
+	}
+}
+
+// uniStreamsOnly drops the "when" facts.
+func uniStreamsOnly(f map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range f {
+		if !strings.HasSuffix(k, " when") {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // uniPause is how long guise waits after its navigation before the
 // image request, as the browsers took to parse the page (at least 40 ms
@@ -27,8 +54,9 @@ const uniTogether = time.Millisecond
 // stream by uniTogether.
 const uniPause = 20 * time.Millisecond
 
-// uniFacts are the client's unidirectional streams on one connection,
-// keyed "stream <id>", each "<type> <first bytes> <when>":
+// uniFacts are the client's unidirectional streams on one connection:
+// "stream <id>" is "<type> <first bytes>", "stream <id> when" when they
+// came:
 //   - the first bytes are the type's and, on a QPACK stream, its first
 //     instruction's (none if it carried only its type); the control
 //     stream's are its type alone (its SETTINGS are other facts);
@@ -84,7 +112,9 @@ func uniFacts(t *testing.T, r *ConnRecord) map[string]string {
 		case slices.ContainsFunc(reqs, func(q QUICStream) bool { return together(s, q) }):
 			when = "with a request"
 		}
-		f["stream "+strconv.FormatUint(s.ID, 10)] = st.String() + " " + first + " " + when
+		key := "stream " + strconv.FormatUint(s.ID, 10)
+		f[key] = st.String() + " " + first
+		f[key+" when"] = when
 	}
 	return f
 }
@@ -167,17 +197,17 @@ func uniFactsString(f map[string]string) string {
 func TestQPACKStreamsRecordings(t *testing.T) {
 	want := map[string]map[string]map[string]string{
 		"chromium-156": {
-			"h3notable": {"stream 2": "control 00 first", "stream 10": "qpack_encoder 0220 with a request"},
-			"h3dyn":     {"stream 2": "control 00 first", "stream 10": "qpack_encoder 023fe1ff03 with a request"},
-			"h3dynlate": {"stream 2": "control 00 first", "stream 10": "qpack_encoder 023fe1ff03 with a request"},
+			"h3notable": {"stream 2": "control 00", "stream 2 when": "first", "stream 10": "qpack_encoder 0220", "stream 10 when": "with a request"},
+			"h3dyn":     {"stream 2": "control 00", "stream 2 when": "first", "stream 10": "qpack_encoder 023fe1ff03", "stream 10 when": "with a request"},
+			"h3dynlate": {"stream 2": "control 00", "stream 2 when": "first", "stream 10": "qpack_encoder 023fe1ff03", "stream 10 when": "with a request"},
 		},
 		"firefox-esr-153": {
-			"h3notable": {"stream 2": "control 00 first", "stream 6": "qpack_encoder 02 with the control stream",
-				"stream 10": "qpack_decoder 03 with the control stream"},
-			"h3dyn": {"stream 2": "control 00 first", "stream 6": "qpack_encoder 023fe1ff03 with the control stream",
-				"stream 10": "qpack_decoder 03 with the control stream"},
-			"h3dynlate": {"stream 2": "control 00 first", "stream 6": "qpack_encoder 023fe1ff03 with the control stream",
-				"stream 10": "qpack_decoder 03 with the control stream"},
+			"h3notable": {"stream 2": "control 00", "stream 2 when": "first", "stream 6": "qpack_encoder 02", "stream 6 when": "with the control stream",
+				"stream 10": "qpack_decoder 03", "stream 10 when": "with the control stream"},
+			"h3dyn": {"stream 2": "control 00", "stream 2 when": "first", "stream 6": "qpack_encoder 023fe1ff03", "stream 6 when": "with the control stream",
+				"stream 10": "qpack_decoder 03", "stream 10 when": "with the control stream"},
+			"h3dynlate": {"stream 2": "control 00", "stream 2 when": "first", "stream 6": "qpack_encoder 023fe1ff03", "stream 6 when": "with the control stream",
+				"stream 10": "qpack_decoder 03", "stream 10 when": "with the control stream"},
 		},
 	}
 	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
@@ -211,7 +241,7 @@ func TestQPACKStreamsMatchRecordings(t *testing.T) {
 					s := startServer(t, &Server{QPACKMaxTableCapacity: k.capacity, QPACKBlockedStreams: k.blocked,
 						AnnounceQPACK: true, settingsDelay: k.delay, h3FirstPage: true})
 					_, port, _ := net.SplitHostPort(s.ListenAddr())
-					got = uniFacts(t, guiseH3Paced(t, s, port, name, max(uniPause, guisePause(k.delay))))
+					got = uniFacts(t, guiseH3Paced(t, s, port, name, guisePause(k.delay)))
 					s.Close()
 					if maps.Equal(got, want) {
 						return
