@@ -37,15 +37,16 @@ type ClientConn struct {
 	pbuf   []byte // control stream scratch, under ctrlMu
 	fbuf   []byte // the PRIORITY_UPDATE frame written, under ctrlMu
 
-	// qpackOnce opens the QPACK streams (openQPACK) when they were not
-	// opened at once; decStream and encStream are set before it returns.
-	qpackOnce sync.Once
-	decMu     sync.Mutex // the decoder stream's writes
+	// qpackMu is over decStream and encStream, opened by openQPACK when
+	// they were not opened at once. It is never held while taking decMu,
+	// encMu or dyn.mu.
+	qpackMu   sync.Mutex
 	decStream SendStream
+	encStream SendStream
+	decMu     sync.Mutex // the decoder stream's writes
 	decTyped  bool       // its type is written, under decMu
 	encMu     sync.Mutex // the encoder stream's writes
-	encStream SendStream
-	encTyped  bool // its type is written, under encMu
+	encTyped  bool       // its type is written, under encMu
 
 	mu           sync.Mutex
 	settings     []h3wire.Setting // the peer's, once received
@@ -127,7 +128,6 @@ func NewClientConn(qc Conn, cfg *Config) (*ClientConn, error) {
 				cc.decStream, cc.decTyped = s, true
 			}
 		}
-		cc.qpackOnce.Do(func() {}) // opened
 	}
 	cc.wg.Add(2)
 	go cc.acceptLoop()
@@ -541,33 +541,40 @@ func (cc *ClientConn) readDecoder(br *bufio.Reader) error {
 // way): the decoder stream, then the encoder stream, whichever is needed
 // first, as quiche creates them together after the control stream. It
 // writes nothing: each stream's type goes with its first instruction.
-func (cc *ClientConn) openQPACK() {
-	cc.qpackOnce.Do(func() {
-		d, err := cc.qc.OpenUniStream(cc.ctx)
+// It waits for the peer's stream credit (RFC 9114 §6.2 requires room for
+// three) until ctx ends, and returns the streams open so far.
+func (cc *ClientConn) openQPACK(ctx context.Context) (dec, enc SendStream) {
+	cc.qpackMu.Lock()
+	defer cc.qpackMu.Unlock()
+	if cc.decStream == nil {
+		s, err := cc.qc.OpenUniStream(ctx)
 		if err != nil {
-			return
+			return nil, nil
 		}
-		cc.decStream = d
-		if e, err := cc.qc.OpenUniStream(cc.ctx); err == nil {
-			cc.encStream = e
+		cc.decStream = s
+	}
+	if cc.encStream == nil {
+		if s, err := cc.qc.OpenUniStream(ctx); err == nil {
+			cc.encStream = s
 		}
-	})
+	}
+	return cc.decStream, cc.encStream
 }
 
 // writeEncoder writes encoder stream instructions, preceded by the
-// stream's type the first time.
+// stream's type the first time, opening the stream if it is not open.
 func (cc *ClientConn) writeEncoder(b []byte) {
-	cc.openQPACK()
-	cc.encMu.Lock()
-	defer cc.encMu.Unlock()
-	if cc.encStream == nil {
+	_, enc := cc.openQPACK(cc.ctx)
+	if enc == nil {
 		return
 	}
+	cc.encMu.Lock()
+	defer cc.encMu.Unlock()
 	if !cc.encTyped {
 		cc.encTyped = true
 		b = append(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKEncoder)), b...)
 	}
-	cc.encStream.Write(b)
+	enc.Write(b)
 }
 
 // writeDecoder writes decoder instructions, preceded by the stream's
@@ -580,15 +587,15 @@ func (cc *ClientConn) writeDecoder(b []byte) {
 
 // writeDecoderLocked is writeDecoder with decMu held.
 func (cc *ClientConn) writeDecoderLocked(b []byte) {
-	cc.openQPACK()
-	if cc.decStream == nil {
+	dec, _ := cc.openQPACK(cc.ctx)
+	if dec == nil {
 		return
 	}
 	if !cc.decTyped {
 		cc.decTyped = true
 		b = append(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKDecoder)), b...)
 	}
-	cc.decStream.Write(b)
+	dec.Write(b)
 }
 
 // readVarint reads a QUIC variable-length integer.

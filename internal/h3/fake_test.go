@@ -27,7 +27,10 @@ type fakeConn struct {
 	// holdUni keeps the server's unidirectional streams open after their
 	// bytes, until the connection closes.
 	holdUni bool
-	writes  []fakeWrite
+	// uniLimit, if positive, is how many unidirectional streams the
+	// client may open: OpenUniStream waits past it until ctx ends.
+	uniLimit int
+	writes   []fakeWrite
 }
 
 // fakeWrite is one Write on a client stream.
@@ -60,6 +63,15 @@ func (c *fakeConn) OpenStream(ctx context.Context) (Stream, error) {
 
 func (c *fakeConn) OpenUniStream(ctx context.Context) (SendStream, error) {
 	c.mu.Lock()
+	if c.uniLimit > 0 && c.nextUp >= uint64(4*c.uniLimit) {
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, &CloseError{Code: ErrCodeNoError}
+		}
+	}
 	defer c.mu.Unlock()
 	id := c.nextUp
 	c.nextUp += 4

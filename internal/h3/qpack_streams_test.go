@@ -3,6 +3,7 @@ package h3
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -104,4 +105,57 @@ func writeLog(ws []fakeWrite) []string {
 		}
 	}
 	return out
+}
+
+// TestQPACKStreamsNoCredit is RELIABILITY Q-85: a server that lets the
+// client open only its control stream (RFC 9114 §6.2 requires room for
+// three unidirectional streams) and announces capacity 0. The Chromium
+// way waits for the credit to open its QPACK streams, as quiche does,
+// but only until the request's context ends: the request's section is
+// then static-only and the request returns (with the context's error, or
+// its response if that came first), nothing is written on a QPACK
+// stream, the instruction stays held, and Close returns.
+func TestQPACKStreamsNoCredit(t *testing.T) {
+	resp := h3wire.AppendFrame(nil, h3wire.FrameHeaders, h3wire.AppendResponseSection(nil, h3wire.Field{Name: "content-length", Value: "2"}))
+	resp = h3wire.AppendFrame(resp, h3wire.FrameData, []byte("ok"))
+	ctrl := append([]byte{byte(h3wire.StreamControl)}, h3wire.AppendSettings(nil,
+		h3wire.Setting{ID: h3wire.SettingQPACKMaxTableCapacity, Value: 0}, h3wire.Setting{ID: h3wire.SettingQPACKBlockedStreams, Value: 0})...)
+	qc := newFakeConn(resp, ctrl)
+	qc.logWrites, qc.holdUni, qc.uniLimit = true, true, 1
+	cc, err := NewClientConn(qc, &Config{QPACKDynamic: DynamicInsertAll, QPACKCapacity: CapacityAnnounced})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		if _, ok := cc.PeerSettings(); ok {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r, err := cc.RoundTrip(ctx, &Request{Method: "GET", Scheme: "https", Authority: "a", Path: "/"})
+	if err == nil {
+		_, err = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	// The section goes static-only once the wait ends; the request then
+	// fails with its context or, when the response was quicker than the
+	// stream's abort, succeeds: either way it returns.
+	if d := time.Since(start); d < 200*time.Millisecond || d > 5*time.Second || err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("RoundTrip: %v after %v", err, d)
+	}
+	for _, w := range qc.written() {
+		if w.id != 2 && w.id%4 != 0 {
+			t.Errorf("written on stream %d: %x", w.id, w.b)
+		}
+	}
+	cc.dyn.mu.Lock()
+	held := len(cc.dyn.held)
+	cc.dyn.mu.Unlock()
+	if held == 0 {
+		t.Error("the capacity instruction was dropped")
+	}
+	cc.Close()
 }
