@@ -21,7 +21,8 @@ type Setting struct {
 // Config is how a ClientConn speaks: a browser's HTTP/3 behaviour. Its
 // fields are read by NewClientConn and must not be changed afterwards.
 // The zero value is a valid client with no SETTINGS of its own (so no
-// dynamic table), Chromium's pseudo-header order and QPACK choices.
+// dynamic table), Chromium's pseudo-header order and QPACK streams, a
+// static-only QPACK encoder and the CapacityAllowed rule.
 type Config struct {
 	// Settings go in the control stream's SETTINGS frame in this order.
 	// SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_BLOCKED_STREAMS
