@@ -222,7 +222,7 @@ func TestQPACKStreamsRecordings(t *testing.T) {
 	}
 }
 
-// TestQPACKStreamsMatchRecordings (issue 29) makes guise's HTTP/3
+// TestQPACKStreamsMatchRecordings (issue 29, RELIABILITY Q-86) makes guise's HTTP/3
 // connection, as chrome156-linux and firefox153-linux, to the echo
 // server in each variant of uniKinds, with the page's three requests
 // (pausing after the navigation, as the browsers parse the page: past
