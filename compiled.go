@@ -151,6 +151,9 @@ func h3Config(p *profile.Profile) *h3.Config {
 	default:
 		cfg.Huffman = h3.HuffmanShorter
 	}
+	if p.HTTP3.QPACKCapacity == profile.QPACKCapacityAnnounced {
+		cfg.QPACKCapacity = h3.CapacityAnnounced
+	}
 	switch p.HTTP3.QPACKDynamic {
 	case profile.QPACKInsertAll:
 		cfg.QPACKDynamic = h3.DynamicInsertAll

@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"encoding/hex"
 	"errors"
+	"time"
 
 	"github.com/guise-http/guise/internal/h3wire"
 	"github.com/guise-http/guise/internal/quicwire"
@@ -19,6 +20,8 @@ type quicJSON struct {
 	QPACKMaxTableCapacity uint64 `json:"server_qpack_max_table_capacity,omitempty"`
 	QPACKBlockedStreams   uint64 `json:"server_qpack_blocked_streams,omitempty"`
 	Used0RTT              bool   `json:"used_0rtt,omitempty"`
+	// FirstResponseUS is QUICRecord.FirstResponse in microseconds.
+	FirstResponseUS int64 `json:"first_response_at_us,omitempty"`
 	// Negotiated is what the QUIC handshake's TLS negotiated (for a TLS
 	// connection it is tls.negotiated).
 	Negotiated  *Negotiated `json:"negotiated,omitempty"`
@@ -38,6 +41,7 @@ type quicStreamJSON struct {
 	Total  int64  `json:"bytes_total"`
 	Fin    bool   `json:"fin"`
 	Early  bool   `json:"early,omitempty"`
+	AtUS   int64  `json:"first_byte_at_us,omitempty"` // QUICStream.At in microseconds
 	RawHex string `json:"raw_hex"`
 }
 
@@ -169,13 +173,13 @@ func quicReport(r *ConnRecord) *quicJSON {
 	if r.QUIC == nil {
 		return nil
 	}
-	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Used0RTT: r.QUIC.Used0RTT, Negotiated: r.Negotiated, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{},
+	j := &quicJSON{DatagramsTotal: r.QUIC.DatagramsTotal, Used0RTT: r.QUIC.Used0RTT, FirstResponseUS: r.QUIC.FirstResponse.Microseconds(), Negotiated: r.Negotiated, Datagrams: []quicDatagramJSON{}, Streams: []quicStreamJSON{},
 		QPACKMaxTableCapacity: r.QUIC.QPACKMaxTableCapacity, QPACKBlockedStreams: r.QUIC.QPACKBlockedStreams}
 	for _, d := range r.QUIC.Datagrams {
 		j.Datagrams = append(j.Datagrams, quicDatagramJSON{Size: d.Size, RawHex: hex.EncodeToString(d.Data)})
 	}
 	for _, s := range r.QUIC.Streams {
-		j.Streams = append(j.Streams, quicStreamJSON{ID: s.ID, Total: s.Total, Fin: s.Fin, Early: s.Early, RawHex: hex.EncodeToString(s.Data)})
+		j.Streams = append(j.Streams, quicStreamJSON{ID: s.ID, Total: s.Total, Fin: s.Fin, Early: s.Early, AtUS: s.At.Microseconds(), RawHex: hex.EncodeToString(s.Data)})
 	}
 	if fl, err := r.QUICFlight(); fl != nil {
 		j.Flight = flightReport(fl, err)
@@ -284,7 +288,7 @@ func h3FramesJSON(fs []H3Frame) []h3FrameJSON {
 
 // decodeQUIC reads the raw part of a "quic" object back.
 func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
-	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal, Used0RTT: j.Used0RTT,
+	q := &QUICRecord{DatagramsTotal: j.DatagramsTotal, Used0RTT: j.Used0RTT, FirstResponse: time.Duration(j.FirstResponseUS) * time.Microsecond,
 		QPACKMaxTableCapacity: j.QPACKMaxTableCapacity, QPACKBlockedStreams: j.QPACKBlockedStreams}
 	for _, d := range j.Datagrams {
 		b, err := hex.DecodeString(d.RawHex)
@@ -301,7 +305,8 @@ func decodeQUIC(j *quicJSON) (*QUICRecord, error) {
 		if err != nil {
 			return nil, errors.New("fingerprint: decode record: quic stream raw_hex: " + err.Error())
 		}
-		q.Streams = append(q.Streams, QUICStream{ID: s.ID, Data: b, Total: max(s.Total, int64(len(b))), Fin: s.Fin, Early: s.Early})
+		q.Streams = append(q.Streams, QUICStream{ID: s.ID, Data: b, Total: max(s.Total, int64(len(b))), Fin: s.Fin, Early: s.Early,
+			At: time.Duration(s.AtUS) * time.Microsecond})
 	}
 	q.DatagramsTotal = max(q.DatagramsTotal, len(q.Datagrams))
 	return q, nil

@@ -28,10 +28,10 @@ type qpackConn struct {
 	out *quic.SendStream // the server's decoder stream
 }
 
-// qpackSettings returns the QPACK settings the server advertises, none
-// when it allows no dynamic table.
+// qpackSettings returns the QPACK settings the server advertises: none
+// when it allows no dynamic table, unless AnnounceQPACK.
 func (s *Server) qpackSettings() []h3wire.Setting {
-	if s.QPACKMaxTableCapacity == 0 {
+	if s.QPACKMaxTableCapacity == 0 && !s.AnnounceQPACK {
 		return nil
 	}
 	return []h3wire.Setting{

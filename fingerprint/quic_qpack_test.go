@@ -206,6 +206,9 @@ func dynRecordings(t *testing.T, browser, kind string) []*ConnRecord {
 func TestQPACKDynRecordings(t *testing.T) {
 	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
 		for _, k := range dynKinds {
+			if k.capacity == 0 {
+				continue // no table: TestQPACKStreamsRecordings
+			}
 			recs := dynRecordings(t, browser, k.kind)
 			first := qpackFacts(t, recs[0])
 			for _, r := range recs[1:] {

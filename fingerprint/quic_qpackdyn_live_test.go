@@ -122,8 +122,10 @@ var qpackDynVaries = map[string][]string{}
 // the page the recordings were made with); with
 // GUISE_RECORD_QUIC=1 it writes them as
 // testdata/recordings/<browser>-<kind>-NN.json.
-func qpackDynLive(t *testing.T, browser, kind string, blocked uint64, delay time.Duration, run func(s *Server, port string)) []*ConnRecord {
-	s := startServer(t, &Server{QPACKMaxTableCapacity: dynTableCapacity, QPACKBlockedStreams: blocked, settingsDelay: delay, h3FirstPage: true})
+func qpackDynLive(t *testing.T, browser string, k dynKind, run func(s *Server, port string)) []*ConnRecord {
+	kind := k.kind
+	s := startServer(t, &Server{QPACKMaxTableCapacity: k.capacity, QPACKBlockedStreams: k.blocked, AnnounceQPACK: true,
+		settingsDelay: k.delay, h3FirstPage: true})
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
 	pages := func() []*ConnRecord {
 		var out []*ConnRecord
@@ -206,6 +208,16 @@ func checkQPACKDyn(t *testing.T, browser, kind string, live []*ConnRecord) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The uni streams (ids, first bytes: issue 29) whatever the timing
+	// of the table's use; when they came is logged if it differs.
+	wantUni := uniFacts(t, rec)
+	for _, r := range live {
+		got := uniFacts(t, r)
+		uniWhenDiffers(t, fmt.Sprintf("connection #%d vs the recording", r.ID), got, wantUni)
+		if got, wantUni := uniStreamsOnly(got), uniStreamsOnly(wantUni); !maps.Equal(got, wantUni) {
+			t.Errorf("connection #%d: uni streams\n  live      %s\n  recording %s", r.ID, uniFactsString(got), uniFactsString(wantUni))
+		}
+	}
 	want := qpackFacts(t, rec)
 	for _, r := range live {
 		got := qpackFacts(t, r)
@@ -256,7 +268,13 @@ func qpackFactEqual(k, a, b string) bool {
 func checkGuiseQPACK(t *testing.T, live []*ConnRecord, g *ConnRecord) (compared int) {
 	t.Helper()
 	got := qpackFacts(t, g)
+	gotUni := uniFacts(t, g)
 	for _, r := range live {
+		liveUni := uniFacts(t, r)
+		uniWhenDiffers(t, fmt.Sprintf("guise vs connection #%d", r.ID), gotUni, liveUni)
+		if g, w := uniStreamsOnly(gotUni), uniStreamsOnly(liveUni); !maps.Equal(g, w) {
+			t.Errorf("guise vs connection #%d: uni streams\n  guise %s\n  live  %s", r.ID, uniFactsString(g), uniFactsString(w))
+		}
 		want := qpackFacts(t, r)
 		if qpackTiming(want) != qpackTiming(got) {
 			t.Logf("connection #%d: requests using the table %s, guise's %s: not compared", r.ID, qpackTiming(want), qpackTiming(got))
@@ -276,39 +294,47 @@ func checkGuiseQPACK(t *testing.T, live []*ConnRecord, g *ConnRecord) (compared 
 // server that holds its SETTINGS back for delay: past them, as the
 // browsers' image requests came (they parse the page first, and used the
 // table from their second request on in every h3dynlate run), so that
-// guise's connection is one to compare.
+// guise's connection is one to compare; uniPause against the others, so
+// that its image request does not go together with its control stream.
 func guisePause(delay time.Duration) time.Duration {
 	if delay == 0 {
-		return 0
+		return uniPause
 	}
 	return delay + 100*time.Millisecond
 }
 
+// dynKind is a recorded server variant: the QPACK settings it sends
+// (always both, as QUICHE's servers do) and how long it holds its
+// SETTINGS back after the handshake.
+type dynKind struct {
+	kind              string
+	capacity, blocked uint64
+	delay             time.Duration
+}
+
 // dynKinds are the recorded server variants: QUICHE's settings, the
-// same table with no blocked streams allowed, and QUICHE's settings sent
+// same table with no blocked streams allowed, QUICHE's settings sent
 // 300 ms after the handshake (whether the browser waits for them before
-// its first request).
-var dynKinds = []struct {
-	kind    string
-	blocked uint64
-	delay   time.Duration
-}{{"h3dyn", dynBlockedStreams, 0}, {"h3dynnoblock", 0, 0}, {"h3dynlate", dynBlockedStreams, 300 * time.Millisecond}}
+// its first request), and no table (capacity 0 and no blocked streams,
+// said in the SETTINGS: QUICHE's servers' defaults otherwise).
+var dynKinds = []dynKind{{"h3dyn", dynTableCapacity, dynBlockedStreams, 0}, {"h3dynnoblock", dynTableCapacity, 0, 0},
+	{"h3dynlate", dynTableCapacity, dynBlockedStreams, 300 * time.Millisecond}, {"h3notable", 0, 0, 0}}
 
 func TestLiveQPACKDynChromium(t *testing.T) {
 	bin := testpeer.Need(t, "chromium", "chromium")
 	compared, ran := 0, 0
 	for _, k := range dynKinds {
-		t.Run(k.kind, func(t *testing.T) { ran++; compared += liveQPACKDynChromium(t, bin, k.kind, k.blocked, k.delay) })
+		t.Run(k.kind, func(t *testing.T) { ran++; compared += liveQPACKDynChromium(t, bin, k) })
 	}
 	if ran == len(dynKinds) && compared == 0 && !t.Failed() {
 		t.Error("guise's QPACK was compared with no live connection: every one used the table at other requests than guise's")
 	}
 }
 
-func liveQPACKDynChromium(t *testing.T, bin, kind string, blocked uint64, delay time.Duration) int {
+func liveQPACKDynChromium(t *testing.T, bin string, k dynKind) int {
 	var srv *Server
 	var srvPort string
-	live := qpackDynLive(t, "chromium-156", kind, blocked, delay, func(s *Server, port string) {
+	live := qpackDynLive(t, "chromium-156", k, func(s *Server, port string) {
 		srv, srvPort = s, port
 		runBrowser(t, bin, nil,
 			"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -319,8 +345,8 @@ func liveQPACKDynChromium(t *testing.T, bin, kind string, blocked uint64, delay 
 			"--host-resolver-rules=MAP fp.test 127.0.0.1, MAP sub.fp.test 127.0.0.1, MAP * ~NOTFOUND",
 			"--virtual-time-budget=5000", "--dump-dom", "https://fp.test:"+port+"/")
 	})
-	checkQPACKDyn(t, "chromium-156", kind, live)
-	return checkGuiseQPACK(t, live, guiseH3Paced(t, srv, srvPort, "chrome156-linux", guisePause(delay)))
+	checkQPACKDyn(t, "chromium-156", k.kind, live)
+	return checkGuiseQPACK(t, live, guiseH3Paced(t, srv, srvPort, "chrome156-linux", guisePause(k.delay)))
 }
 
 func TestLiveQPACKDynFirefox(t *testing.T) {
@@ -330,7 +356,7 @@ func TestLiveQPACKDynFirefox(t *testing.T) {
 	for _, k := range dynKinds {
 		t.Run(k.kind, func(t *testing.T) {
 			ran++
-			compared += liveQPACKDynFirefox(t, bin, certutil, k.kind, k.blocked, k.delay)
+			compared += liveQPACKDynFirefox(t, bin, certutil, k)
 		})
 	}
 	if ran == len(dynKinds) && compared == 0 && !t.Failed() {
@@ -338,10 +364,10 @@ func TestLiveQPACKDynFirefox(t *testing.T) {
 	}
 }
 
-func liveQPACKDynFirefox(t *testing.T, bin, certutil, kind string, blocked uint64, delay time.Duration) int {
+func liveQPACKDynFirefox(t *testing.T, bin, certutil string, k dynKind) int {
 	var srv *Server
 	var srvPort string
-	live := qpackDynLive(t, "firefox-esr-153", kind, blocked, delay, func(s *Server, port string) {
+	live := qpackDynLive(t, "firefox-esr-153", k, func(s *Server, port string) {
 		srv, srvPort = s, port
 		dir := t.TempDir()
 		caFile := filepath.Join(dir, "ca.pem")
@@ -372,6 +398,6 @@ user_pref("network.http.http3.force-use-alt-svc-mapping-for-testing", true);
 		runBrowser(t, bin, []string{"HOME=" + dir}, "--headless", "--no-remote", "--profile", prof,
 			"--screenshot", filepath.Join(dir, "shot.png"), "https://fp.test:"+port+"/")
 	})
-	checkQPACKDyn(t, "firefox-esr-153", kind, live)
-	return checkGuiseQPACK(t, live, guiseH3Paced(t, srv, srvPort, "firefox153-linux", guisePause(delay)))
+	checkQPACKDyn(t, "firefox-esr-153", k.kind, live)
+	return checkGuiseQPACK(t, live, guiseH3Paced(t, srv, srvPort, "firefox153-linux", guisePause(k.delay)))
 }

@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/guise-http/guise/internal/quicwire"
 )
@@ -36,6 +37,10 @@ type QUICRecord struct {
 	QPACKMaxTableCapacity, QPACKBlockedStreams uint64
 	// Used0RTT says the server accepted the client's 0-RTT data.
 	Used0RTT bool
+	// FirstResponse is when the server wrote its first response, since
+	// the connection's start (ConnRecord.Start); 0 before it did (and
+	// in recordings made before it was kept).
+	FirstResponse time.Duration
 }
 
 // QUICDatagram is one UDP datagram from the client.
@@ -52,6 +57,11 @@ type QUICStream struct {
 	Fin   bool   // the client ended the stream
 	// Early says the stream's first bytes came in a 0-RTT packet.
 	Early bool
+	// At is when the server read the stream's first bytes, since the
+	// connection's start (ConnRecord.Start); 0 in recordings made before
+	// it was kept. The server reads the client's unidirectional streams
+	// as they arrive, even while it holds its SETTINGS back.
+	At time.Duration
 }
 
 // QUICFlight is the client's Initial packets taken apart: decrypted with

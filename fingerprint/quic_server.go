@@ -289,7 +289,7 @@ func (lc *liveConn) streamData(idx int, id uint64, p []byte, fin bool) int {
 		if len(qr.Streams) >= maxQUICStreams {
 			return -2 // not kept
 		}
-		qr.Streams = append(qr.Streams, QUICStream{ID: id, Early: lc.early0RTT[id]})
+		qr.Streams = append(qr.Streams, QUICStream{ID: id, Early: lc.early0RTT[id], At: time.Since(lc.rec.Start)})
 		idx = len(qr.Streams) - 1
 	}
 	if idx == -2 {
@@ -338,18 +338,44 @@ type h3Conn struct {
 func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	defer q.wg.Done()
 	hc := &h3Conn{c: c}
-	s.holdSettings(c)
-	if ctrl, err := c.OpenUniStream(); err == nil {
-		// The server's control stream: SETTINGS with no QPACK dynamic
-		// table, so the client's field sections use the static table.
-		b := quicwire.AppendVarint(nil, uint64(h3wire.StreamControl))
-		b = h3wire.AppendSettings(b, append([]h3wire.Setting{{ID: h3wire.SettingMaxFieldSectionSize, Value: maxH3FieldSection}},
-			s.qpackSettings()...)...)
-		ctrl.Write(b)
-		hc.ctrl = ctrl
-	}
-	qc := s.newQPACKConn(c, lc) // nil unless a dynamic table is allowed
 	var wg sync.WaitGroup
+	// Every stream is read as it arrives, so that each one's first bytes
+	// are timed (QUICStream.At) even while the SETTINGS are held back;
+	// an encoder stream's instructions reach the decoder, and requests
+	// are answered, once the SETTINGS are sent and qc is known (ready).
+	var qc *qpackConn
+	ready := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			u, err := c.AcceptUniStream(context.Background())
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.readUni(lc, u, ready, func() *uniReader { return qc.uniReader() })
+			}()
+		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		s.holdSettings(c)
+		if ctrl, err := c.OpenUniStream(); err == nil {
+			// The server's control stream: SETTINGS with the QPACK
+			// settings it advertises (none by default: no table).
+			b := quicwire.AppendVarint(nil, uint64(h3wire.StreamControl))
+			b = h3wire.AppendSettings(b, append([]h3wire.Setting{{ID: h3wire.SettingMaxFieldSectionSize, Value: maxH3FieldSection}},
+				s.qpackSettings()...)...)
+			ctrl.Write(b)
+			hc.ctrl = ctrl
+		}
+		qc = s.newQPACKConn(c, lc) // nil unless a dynamic table is allowed
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -366,21 +392,6 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 		lc.mu.Unlock()
 		s.notify()
 	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			u, err := c.AcceptUniStream(context.Background())
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s.readUni(lc, u, qc.uniReader())
-			}()
-		}
-	}()
 	for {
 		st, err := c.AcceptStream(context.Background())
 		if err != nil {
@@ -389,7 +400,7 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.serveH3Request(lc, hc, st, qc)
+			s.serveH3Request(lc, hc, st, ready, func() *qpackConn { return qc })
 		}()
 	}
 	c.CloseWithError(0, "")
@@ -400,15 +411,37 @@ func (s *Server) serveQUIC(q *quicSide, c *quic.Conn, lc *liveConn) {
 	lc.finish("")
 }
 
-// readUni records a unidirectional stream until it ends.
-func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, ur *uniReader) {
+// readUni records a unidirectional stream until it ends. What it read
+// before ready is closed goes to the stream's uniReader (newUR) then.
+func (s *Server) readUni(lc *liveConn, u *quic.ReceiveStream, ready <-chan struct{}, newUR func() *uniReader) {
+	var mu sync.Mutex // over ur, held and started
+	var ur *uniReader
+	var held []byte
+	started := false
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		<-ready
+		mu.Lock()
+		ur, started = newUR(), true
+		ur.read(held)
+		held = nil
+		mu.Unlock()
+	}()
+	defer func() { <-fed }()
 	idx := -1
 	buf := make([]byte, 4096)
 	for {
 		n, err := u.Read(buf)
 		if n > 0 || err == io.EOF {
 			idx = lc.streamData(idx, uint64(u.StreamID()), buf[:n], err == io.EOF)
-			ur.read(buf[:n])
+			mu.Lock()
+			if started {
+				ur.read(buf[:n])
+			} else {
+				held = append(held, buf[:n]...)
+			}
+			mu.Unlock()
 			s.notify()
 		}
 		if err != nil {
@@ -446,7 +479,9 @@ const H3FirstPage = `<!doctype html><html><head><title>guise h3</title></head><b
 
 // serveH3Request reads a request stream, answers its HEADERS, and keeps
 // recording until the client ends the stream.
-func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, qc *qpackConn) {
+// It answers once ready is closed (the server's SETTINGS sent), with
+// the connection's qpackConn (qcf).
+func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, ready <-chan struct{}, qcf func() *qpackConn) {
 	st.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
 	idx := -1
 	var in []byte
@@ -460,7 +495,8 @@ func (s *Server) serveH3Request(lc *liveConn, hc *h3Conn, st *quic.Stream, qc *q
 				in = append(in, buf[:n]...)
 				if f, perr := h3wire.ParseFrame(in); perr == nil && f.Type == h3wire.FrameHeaders {
 					answered = true
-					s.answerH3(lc, hc, st, f.Payload, qc)
+					<-ready
+					s.answerH3(lc, hc, st, f.Payload, qcf())
 				} else if perr != nil && !errors.Is(perr, h3wire.ErrTruncated) {
 					st.CancelRead(0x101) // H3_GENERAL_PROTOCOL_ERROR
 					st.CancelWrite(0x101)
@@ -528,6 +564,9 @@ func (s *Server) answerH3(lc *liveConn, hc *h3Conn, st *quic.Stream, block []byt
 	st.Write(out)
 	st.Close()
 	lc.mu.Lock()
+	if lc.rec.QUIC.FirstResponse == 0 {
+		lc.rec.QUIC.FirstResponse = time.Since(lc.rec.Start)
+	}
 	lc.rec.Requests++
 	lc.mu.Unlock()
 }

@@ -67,6 +67,13 @@ type Server struct {
 	// and 100. By default the server allows no dynamic table.
 	QPACKMaxTableCapacity uint64
 	QPACKBlockedStreams   uint64
+	// AnnounceQPACK sends both QPACK settings even when
+	// QPACKMaxTableCapacity is 0: a server that says it allows no table
+	// (0 and 0), as QUICHE's servers say it, rather than one whose
+	// SETTINGS leave them out. Chromium answers the first with a Set
+	// Dynamic Table Capacity 0 on its encoder stream, the second with
+	// nothing.
+	AnnounceQPACK bool
 	// settingsDelay holds the server's SETTINGS back after the handshake
 	// (tests only: does a client wait for them before its first request?).
 	settingsDelay time.Duration

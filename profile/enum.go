@@ -284,6 +284,42 @@ func (r *QPACKDynamicRule) UnmarshalText(t []byte) error {
 	return err
 }
 
+// QPACKCapacityRule says when a browser's QPACK encoder sets the
+// dynamic table's capacity (Set Dynamic Table Capacity, RFC 9204
+// §4.3.1). The zero value means it was not recorded, which behaves as
+// QPACKCapacityAllowed.
+type QPACKCapacityRule uint8
+
+// QPACK capacity rules.
+const (
+	// QPACKCapacityAllowed sets it only to a server that allows a table,
+	// when the server's SETTINGS arrive (Firefox's neqo).
+	QPACKCapacityAllowed QPACKCapacityRule = iota + 1
+	// QPACKCapacityAnnounced sets it whenever the server's SETTINGS
+	// carry SETTINGS_QPACK_MAX_TABLE_CAPACITY, 0 included, with the first
+	// request encoded after them (Chromium's quiche).
+	QPACKCapacityAnnounced
+)
+
+var qpackCapacityNames = [...]string{QPACKCapacityAllowed: "allowed", QPACKCapacityAnnounced: "announced"}
+
+// String returns the rule's name ("announced").
+func (r QPACKCapacityRule) String() string {
+	return enumName(qpackCapacityNames[:], int(r), "QPACKCapacityRule")
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (r QPACKCapacityRule) MarshalText() ([]byte, error) {
+	return enumText(qpackCapacityNames[:], int(r), "qpack_capacity")
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *QPACKCapacityRule) UnmarshalText(t []byte) error {
+	i, err := enumParse(qpackCapacityNames[:], t, "qpack_capacity")
+	*r = QPACKCapacityRule(i)
+	return err
+}
+
 // NameRefRule says which table entry a literal's indexed name refers to
 // when several entries carry the name. The zero value is invalid.
 type NameRefRule uint8

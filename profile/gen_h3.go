@@ -383,6 +383,7 @@ func http3From(browser string, recs []h3Recording, rules h3Rules) *profile.HTTP3
 	}
 	h.QPACKHuffman = qpackHuffman(browser, recs)
 	h.QPACKDynamic = qpackDynamic(browser)
+	h.QPACKCapacity = qpackCapacity(browser, h.QPACKStreams)
 	h.GREASEWideIDs = greaseWide(browser, recs)
 	return h
 }
@@ -632,8 +633,68 @@ func qpackDynamic(browser string) profile.QPACKDynamicRule {
 	return 0
 }
 
+// qpackCapacity reads when the browser's QPACK encoder sets the table's
+// capacity from its recordings against a server that announced a
+// capacity of 0 (h3notable): Set Dynamic Table Capacity 0 as the encoder
+// stream's first instruction in every one says announced; the stream's
+// type alone, or no encoder stream, in every one says allowed; anything
+// else fits no rule. It checks there and against QUICHE's table (h3dyn)
+// the stream ids QPACKStreams (upFront) stands for: the encoder stream on
+// the id after the control stream's and the decoder stream on the next;
+// or, opened on first use, the encoder stream two ids after the control
+// stream's and nothing on the one between (the decoder stream's, with
+// nothing to say as the server inserts nothing).
+func qpackCapacity(browser string, upFront bool) profile.QPACKCapacityRule {
+	announced, allowed := 0, 0
+	for _, kind := range []string{"h3notable", "h3dyn"} {
+		for _, r := range readH3Kind(browser, kind) {
+			ids := map[h3wire.StreamType]uint64{}
+			for _, u := range r.http3.UniStreams {
+				ids[u.Type] = u.ID
+			}
+			ctrl, ok := ids[h3wire.StreamControl]
+			enc, hasEnc := ids[h3wire.StreamQPACKEncoder]
+			dec, hasDec := ids[h3wire.StreamQPACKDecoder]
+			switch {
+			case !ok:
+				log.Fatalf("%s: no control stream", r.path)
+			case upFront && (!hasEnc || enc != ctrl+4 || !hasDec || dec != ctrl+8):
+				log.Fatalf("%s: QPACK streams opened at once, but not encoder on %d and decoder on %d: %+v", r.path, ctrl+4, ctrl+8, r.http3.UniStreams)
+			case !upFront && (hasEnc && enc != ctrl+8 || hasDec):
+				log.Fatalf("%s: QPACK streams opened on first use, but not only the encoder, on %d: %+v", r.path, ctrl+8, r.http3.UniStreams)
+			}
+			if kind != "h3notable" {
+				continue
+			}
+			var rest []byte
+			for _, st := range r.rec.QUIC.Streams {
+				if hasEnc && st.ID == enc {
+					_, n := quicwire.Varint(st.Data)
+					rest = st.Data[n:]
+				}
+			}
+			switch {
+			case len(rest) == 0:
+				allowed++
+			case len(rest) == 1 && rest[0] == 0x20:
+				announced++
+			default:
+				log.Fatalf("%s: encoder stream %x against a server announcing capacity 0: no rule fits", r.path, rest)
+			}
+		}
+	}
+	switch {
+	case announced > 0 && allowed == 0:
+		return profile.QPACKCapacityAnnounced
+	case allowed > 0 && announced == 0:
+		return profile.QPACKCapacityAllowed
+	}
+	log.Fatalf("%s: %d connections set capacity 0, %d did not: no rule fits", browser, announced, allowed)
+	return 0
+}
+
 // h3Source says where the QUIC and HTTP/3 parts come from.
 func h3Source(browser string, rules h3Rules) string {
-	return fmt.Sprintf("; the QUIC first flight (ClientHello with ALPN h3, transport parameters, connection ID lengths, packet numbers, datagram size), the HTTP/3 SETTINGS, stream use, pseudo-header order and the h3 header sets of kinds navigate, fetch and image recorded from the same browser over QUIC v1 (fingerprint/testdata/recordings/%s-h3-*.json, three connections); the per-connection rules (connection ID length %v, first packet number %v, padding %v, CRYPTO layout %v, GREASE bounds) named from the browser's QUIC stack and checked against those recordings by profile/gen_h3.go; the QPACK dynamic table rule read by profile/gen_h3.go from the same browser against servers allowing a 65536-byte table with 100 and with no blocked streams (fingerprint/testdata/recordings/%s-h3dyn-*.json, %s-h3dynnoblock-*.json)",
-		browser, rules.dcid, rules.firstPN, rules.padding, rules.layout, browser, browser)
+	return fmt.Sprintf("; the QUIC first flight (ClientHello with ALPN h3, transport parameters, connection ID lengths, packet numbers, datagram size), the HTTP/3 SETTINGS, stream use, pseudo-header order and the h3 header sets of kinds navigate, fetch and image recorded from the same browser over QUIC v1 (fingerprint/testdata/recordings/%s-h3-*.json, three connections); the per-connection rules (connection ID length %v, first packet number %v, padding %v, CRYPTO layout %v, GREASE bounds) named from the browser's QUIC stack and checked against those recordings by profile/gen_h3.go; the QPACK dynamic table rule read by profile/gen_h3.go from the same browser against servers allowing a 65536-byte table with 100 and with no blocked streams (fingerprint/testdata/recordings/%s-h3dyn-*.json, %s-h3dynnoblock-*.json); the QPACK capacity rule and stream ids read by profile/gen_h3.go from the same browser against a server announcing capacity 0 (fingerprint/testdata/recordings/%s-h3notable-*.json) and against the 65536-byte table",
+		browser, rules.dcid, rules.firstPN, rules.padding, rules.layout, browser, browser, browser)
 }

@@ -87,8 +87,11 @@ type HTTP3 struct {
 	// Firefox 8).
 	GREASEFrameMaxLen int
 	// QPACKStreams reports whether the browser opens the QPACK encoder and
-	// decoder streams after the control stream even when the peer allows
-	// no dynamic table (Firefox); Chromium opens only the control stream.
+	// decoder streams after the control stream, writing their types, even
+	// when the peer allows no dynamic table (Firefox: encoder, then
+	// decoder). Otherwise (Chromium) the decoder stream takes the stream
+	// id after the control stream's and the encoder stream the next one,
+	// and each goes on the wire only with its first instruction.
 	QPACKStreams bool
 	// PseudoOrder is the order of :method, :authority, :scheme and :path.
 	PseudoOrder []string
@@ -108,6 +111,12 @@ type HTTP3 struct {
 	// allowed one (fingerprint/testdata/recordings/*-h3dyn-*.json); zero
 	// means static-only.
 	QPACKDynamic QPACKDynamicRule
+	// QPACKCapacity says when the browser's QPACK encoder sets the
+	// dynamic table's capacity, read from recordings against a server
+	// that announced a capacity of 0
+	// (fingerprint/testdata/recordings/*-h3notable-*.json); zero means
+	// not recorded (as QPACKCapacityAllowed).
+	QPACKCapacity QPACKCapacityRule
 	// GREASEWideIDs reports that the browser draws the N of its reserved
 	// ids (0x1f*N+0x21, GREASE settings and frame types) over the whole
 	// varint range (neqo: recorded frame types near 2^60), rather than
@@ -292,6 +301,9 @@ func (h *HTTP3) validate() error {
 	if int(h.QPACKDynamic) >= len(qpackDynamicNames) {
 		return perr("http3.qpack_dynamic", "invalid rule (%d)", h.QPACKDynamic)
 	}
+	if int(h.QPACKCapacity) >= len(qpackCapacityNames) {
+		return perr("http3.qpack_capacity", "invalid rule (%d)", h.QPACKCapacity)
+	}
 	return checkPseudoOrder("http3.pseudo_order", h.PseudoOrder)
 }
 
@@ -382,14 +394,15 @@ type wireH3Setting struct {
 }
 
 type wireHTTP3 struct {
-	Settings          []wireH3Setting  `json:"settings"`
-	GREASEFrameMaxLen int              `json:"grease_frame_max_len,omitempty"`
-	QPACKStreams      bool             `json:"qpack_streams"`
-	PseudoOrder       []string         `json:"pseudo_order"`
-	PriorityUpdate    bool             `json:"priority_update"`
-	QPACKHuffman      HuffmanRule      `json:"qpack_huffman,omitempty"`
-	QPACKDynamic      QPACKDynamicRule `json:"qpack_dynamic,omitempty"`
-	GREASEWideIDs     bool             `json:"grease_wide_ids,omitempty"`
+	Settings          []wireH3Setting   `json:"settings"`
+	GREASEFrameMaxLen int               `json:"grease_frame_max_len,omitempty"`
+	QPACKStreams      bool              `json:"qpack_streams"`
+	PseudoOrder       []string          `json:"pseudo_order"`
+	PriorityUpdate    bool              `json:"priority_update"`
+	QPACKHuffman      HuffmanRule       `json:"qpack_huffman,omitempty"`
+	QPACKDynamic      QPACKDynamicRule  `json:"qpack_dynamic,omitempty"`
+	QPACKCapacity     QPACKCapacityRule `json:"qpack_capacity,omitempty"`
+	GREASEWideIDs     bool              `json:"grease_wide_ids,omitempty"`
 }
 
 func quicToWire(q *QUIC) *wireQUIC {
@@ -439,7 +452,7 @@ func http3ToWire(h *HTTP3) *wireHTTP3 {
 		return nil
 	}
 	w := &wireHTTP3{GREASEFrameMaxLen: h.GREASEFrameMaxLen, QPACKStreams: h.QPACKStreams, PseudoOrder: h.PseudoOrder, PriorityUpdate: h.PriorityUpdate,
-		QPACKHuffman: h.QPACKHuffman, QPACKDynamic: h.QPACKDynamic, GREASEWideIDs: h.GREASEWideIDs}
+		QPACKHuffman: h.QPACKHuffman, QPACKDynamic: h.QPACKDynamic, QPACKCapacity: h.QPACKCapacity, GREASEWideIDs: h.GREASEWideIDs}
 	for _, s := range h.Settings {
 		w.Settings = append(w.Settings, wireH3Setting(s))
 	}
@@ -451,7 +464,7 @@ func http3FromWire(w *wireHTTP3) *HTTP3 {
 		return nil
 	}
 	h := &HTTP3{GREASEFrameMaxLen: w.GREASEFrameMaxLen, QPACKStreams: w.QPACKStreams, PseudoOrder: nilIfEmpty(w.PseudoOrder), PriorityUpdate: w.PriorityUpdate,
-		QPACKHuffman: w.QPACKHuffman, QPACKDynamic: w.QPACKDynamic, GREASEWideIDs: w.GREASEWideIDs}
+		QPACKHuffman: w.QPACKHuffman, QPACKDynamic: w.QPACKDynamic, QPACKCapacity: w.QPACKCapacity, GREASEWideIDs: w.GREASEWideIDs}
 	for _, s := range w.Settings {
 		h.Settings = append(h.Settings, H3Setting(s))
 	}

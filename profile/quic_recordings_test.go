@@ -187,3 +187,41 @@ func settingKey(id, v uint64, grease bool) string {
 	}
 	return string(quicwire.AppendVarint(quicwire.AppendVarint(nil, id), v))
 }
+
+// TestQPACKStreamRules (issue 29) pins the QPACK stream behaviour every
+// profile with HTTP/3 takes from its browser's recordings: the Chromium
+// ones (chrome on every OS and Android, edge) open the QPACK streams on
+// first use and set the table's capacity whenever the server announces
+// one, 0 included; the Firefox ones open both at once and set it only
+// to a server that allows a table.
+func TestQPACKStreamRules(t *testing.T) {
+	n := 0
+	for _, name := range profile.Names() {
+		p, err := profile.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := p.HTTP3
+		if h == nil {
+			continue
+		}
+		n++
+		var wantStreams bool
+		var wantCap profile.QPACKCapacityRule
+		switch {
+		case strings.HasPrefix(name, "chrome"), strings.HasPrefix(name, "edge"):
+			wantStreams, wantCap = false, profile.QPACKCapacityAnnounced
+		case strings.HasPrefix(name, "firefox"):
+			wantStreams, wantCap = true, profile.QPACKCapacityAllowed
+		default:
+			t.Errorf("%s: HTTP/3 of no recorded browser", name)
+			continue
+		}
+		if h.QPACKStreams != wantStreams || h.QPACKCapacity != wantCap {
+			t.Errorf("%s: qpack_streams %v, qpack_capacity %v; want %v, %v", name, h.QPACKStreams, h.QPACKCapacity, wantStreams, wantCap)
+		}
+	}
+	if n < 7 {
+		t.Errorf("%d profiles with HTTP/3", n)
+	}
+}

@@ -51,6 +51,7 @@ func TestQUICParseErrors(t *testing.T) {
 		{"http3.settings[0]", func(p *Profile) { p.HTTP3.Settings[0].GREASE = true }},
 		{"http3.settings[0]", func(p *Profile) { p.HTTP3.Settings[0].Value = 1 << 62 }},
 		{"http3.grease_frame_max_len", func(p *Profile) { p.HTTP3.GREASEFrameMaxLen = -1 }},
+		{"http3.qpack_capacity", func(p *Profile) { p.HTTP3.QPACKCapacity = 9 }},
 		{"http3.pseudo_order", func(p *Profile) { p.HTTP3.PseudoOrder = p.HTTP3.PseudoOrder[:3] }},
 		{"http3.pseudo_order", func(p *Profile) { p.HTTP3.PseudoOrder[0] = ":path" }},
 		{"headers[", func(p *Profile) {

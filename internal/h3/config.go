@@ -21,7 +21,8 @@ type Setting struct {
 // Config is how a ClientConn speaks: a browser's HTTP/3 behaviour. Its
 // fields are read by NewClientConn and must not be changed afterwards.
 // The zero value is a valid client with no SETTINGS of its own (so no
-// dynamic table), Chromium's pseudo-header order and QPACK choices.
+// dynamic table), Chromium's pseudo-header order and QPACK streams, a
+// static-only QPACK encoder and the CapacityAllowed rule.
 type Config struct {
 	// Settings go in the control stream's SETTINGS frame in this order.
 	// SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_BLOCKED_STREAMS
@@ -33,11 +34,17 @@ type Config struct {
 	// random payload bytes.
 	GREASEFrameMaxLen int
 	// QPACKStreams opens the QPACK encoder and decoder streams right
-	// after the control stream (Firefox). Otherwise (Chromium) the
-	// decoder stream is opened when the first decoder instruction is due,
-	// and the encoder stream when the server's SETTINGS allow a dynamic
-	// table and QPACKDynamic uses one.
+	// after the control stream, in that order, and writes their types
+	// (Firefox). Otherwise (Chromium) both are opened, the decoder stream
+	// first, when the first instruction of either is due, and each one's
+	// type goes with its first instruction: they take the two stream ids
+	// after the control stream's (6 and 10), and one with nothing to say
+	// stays off the wire.
 	QPACKStreams bool
+	// QPACKCapacity says when the encoder sets the dynamic table's
+	// capacity; CapacityAllowed (the zero value) sets it only to a
+	// server that allows a table.
+	QPACKCapacity CapacityRule
 	// PseudoOrder is the order of :method, :authority, :scheme and :path;
 	// nil means Chromium's (m, a, s, p).
 	PseudoOrder []string

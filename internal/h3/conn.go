@@ -37,10 +37,16 @@ type ClientConn struct {
 	pbuf   []byte // control stream scratch, under ctrlMu
 	fbuf   []byte // the PRIORITY_UPDATE frame written, under ctrlMu
 
-	decMu     sync.Mutex // the decoder stream
+	// qpackMu is over decStream and encStream, opened by openQPACK when
+	// they were not opened at once. It is never held while taking decMu,
+	// encMu or dyn.mu.
+	qpackMu   sync.Mutex
 	decStream SendStream
-	encMu     sync.Mutex // the encoder stream
 	encStream SendStream
+	decMu     sync.Mutex // the decoder stream's writes
+	decTyped  bool       // its type is written, under decMu
+	encMu     sync.Mutex // the encoder stream's writes
+	encTyped  bool       // its type is written, under encMu
 
 	mu           sync.Mutex
 	settings     []h3wire.Setting // the peer's, once received
@@ -84,7 +90,7 @@ func NewClientConn(qc Conn, cfg *Config) (*ClientConn, error) {
 		qc:          qc,
 		cfg:         cfg,
 		enc:         encoder{huffman: cfg.Huffman},
-		dyn:         dynEncoder{rule: cfg.QPACKDynamic, huffman: cfg.Huffman},
+		dyn:         dynEncoder{rule: cfg.QPACKDynamic, capacity: cfg.QPACKCapacity, huffman: cfg.Huffman},
 		dec:         newDecoder(maxCap, int(blocked)),
 		maxField:    cfg.maxFieldSection(),
 		pseudo:      cfg.pseudoOrder(),
@@ -117,9 +123,9 @@ func NewClientConn(qc Conn, cfg *Config) (*ClientConn, error) {
 				return nil, err
 			}
 			if t == h3wire.StreamQPACKEncoder {
-				cc.encStream = s
+				cc.encStream, cc.encTyped = s, true
 			} else {
-				cc.decStream = s
+				cc.decStream, cc.decTyped = s, true
 			}
 		}
 	}
@@ -395,10 +401,11 @@ func (cc *ClientConn) controlFrame(ft h3wire.FrameType, p []byte, first bool) er
 			return cc.connError(ErrCodeSettings, "", err)
 		}
 		var maxField, maxTable, blocked uint64
+		announced := false
 		for _, s := range ss {
 			switch s.ID {
 			case h3wire.SettingQPACKMaxTableCapacity:
-				maxTable = s.Value
+				maxTable, announced = s.Value, true
 			case h3wire.SettingQPACKBlockedStreams:
 				blocked = s.Value
 			case h3wire.SettingMaxFieldSectionSize:
@@ -412,7 +419,7 @@ func (cc *ClientConn) controlFrame(ft h3wire.FrameType, p []byte, first bool) er
 		cc.mu.Lock()
 		cc.settings, cc.peerMaxField = ss, maxField
 		cc.mu.Unlock()
-		cc.dyn.setPeer(maxTable, blocked, cc.writeEncoder)
+		cc.dyn.setPeer(announced, maxTable, blocked, cc.writeEncoder)
 		close(cc.gotSettings)
 	case h3wire.FrameGoAway:
 		id, n := quicwire.Varint(p)
@@ -530,27 +537,48 @@ func (cc *ClientConn) readDecoder(br *bufio.Reader) error {
 	}
 }
 
-// writeEncoder writes encoder stream instructions, opening the stream
-// first if it is not open (Chromium opens it when the server's SETTINGS
-// allow a table).
-func (cc *ClientConn) writeEncoder(b []byte) {
-	cc.encMu.Lock()
-	defer cc.encMu.Unlock()
-	if cc.encStream == nil {
-		s, err := cc.qc.OpenUniStream(cc.ctx)
+// openQPACK opens the QPACK streams not opened at once (Chromium's
+// way): the decoder stream, then the encoder stream, whichever is needed
+// first, as quiche creates them together after the control stream. It
+// writes nothing: each stream's type goes with its first instruction.
+// It waits for the peer's stream credit (RFC 9114 §6.2 requires room for
+// three) until ctx ends, and returns the streams open so far.
+func (cc *ClientConn) openQPACK(ctx context.Context) (dec, enc SendStream) {
+	cc.qpackMu.Lock()
+	defer cc.qpackMu.Unlock()
+	if cc.decStream == nil {
+		s, err := cc.qc.OpenUniStream(ctx)
 		if err != nil {
-			return
+			return nil, nil
 		}
-		if _, err := s.Write(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKEncoder))); err != nil {
-			return
-		}
-		cc.encStream = s
+		cc.decStream = s
 	}
-	cc.encStream.Write(b)
+	if cc.encStream == nil {
+		if s, err := cc.qc.OpenUniStream(ctx); err == nil {
+			cc.encStream = s
+		}
+	}
+	return cc.decStream, cc.encStream
 }
 
-// writeDecoder writes decoder instructions, opening the decoder stream
-// first if it is not open (Chromium opens it when first needed).
+// writeEncoder writes encoder stream instructions, preceded by the
+// stream's type the first time, opening the stream if it is not open.
+func (cc *ClientConn) writeEncoder(b []byte) {
+	_, enc := cc.openQPACK(cc.ctx)
+	if enc == nil {
+		return
+	}
+	cc.encMu.Lock()
+	defer cc.encMu.Unlock()
+	if !cc.encTyped {
+		cc.encTyped = true
+		b = append(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKEncoder)), b...)
+	}
+	enc.Write(b)
+}
+
+// writeDecoder writes decoder instructions, preceded by the stream's
+// type the first time.
 func (cc *ClientConn) writeDecoder(b []byte) {
 	cc.decMu.Lock()
 	defer cc.decMu.Unlock()
@@ -559,17 +587,15 @@ func (cc *ClientConn) writeDecoder(b []byte) {
 
 // writeDecoderLocked is writeDecoder with decMu held.
 func (cc *ClientConn) writeDecoderLocked(b []byte) {
-	if cc.decStream == nil {
-		s, err := cc.qc.OpenUniStream(cc.ctx)
-		if err != nil {
-			return
-		}
-		if _, err := s.Write(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKDecoder))); err != nil {
-			return
-		}
-		cc.decStream = s
+	dec, _ := cc.openQPACK(cc.ctx)
+	if dec == nil {
+		return
 	}
-	cc.decStream.Write(b)
+	if !cc.decTyped {
+		cc.decTyped = true
+		b = append(quicwire.AppendVarint(nil, uint64(h3wire.StreamQPACKDecoder)), b...)
+	}
+	dec.Write(b)
 }
 
 // readVarint reads a QUIC variable-length integer.

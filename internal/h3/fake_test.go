@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -21,6 +22,28 @@ type fakeConn struct {
 	nextUp uint64
 	done   chan struct{}
 	closed bool
+	// logWrites keeps every client write, in order, in writes.
+	logWrites bool
+	// holdUni keeps the server's unidirectional streams open after their
+	// bytes, until the connection closes.
+	holdUni bool
+	// uniLimit, if positive, is how many unidirectional streams the
+	// client may open: OpenUniStream waits past it until ctx ends.
+	uniLimit int
+	writes   []fakeWrite
+}
+
+// fakeWrite is one Write on a client stream.
+type fakeWrite struct {
+	id uint64
+	b  []byte
+}
+
+// written returns the writes so far.
+func (c *fakeConn) written() []fakeWrite {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.writes)
 }
 
 func newFakeConn(resp []byte, uni ...[]byte) *fakeConn {
@@ -40,6 +63,15 @@ func (c *fakeConn) OpenStream(ctx context.Context) (Stream, error) {
 
 func (c *fakeConn) OpenUniStream(ctx context.Context) (SendStream, error) {
 	c.mu.Lock()
+	if c.uniLimit > 0 && c.nextUp >= uint64(4*c.uniLimit) {
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, &CloseError{Code: ErrCodeNoError}
+		}
+	}
 	defer c.mu.Unlock()
 	id := c.nextUp
 	c.nextUp += 4
@@ -52,7 +84,7 @@ func (c *fakeConn) AcceptUniStream(ctx context.Context) (ReceiveStream, error) {
 		b := c.uni[0]
 		c.uni = c.uni[1:]
 		c.mu.Unlock()
-		return &fakeStream{id: 3, r: bytes.NewReader(b), c: c}, nil
+		return &fakeStream{id: 3, r: bytes.NewReader(b), c: c, hold: c.holdUni}, nil
 	}
 	c.mu.Unlock()
 	select {
@@ -90,6 +122,7 @@ type fakeStream struct {
 	id        uint64
 	r         *bytes.Reader
 	c         *fakeConn
+	hold      bool // after r, block until the connection closes
 	mu        sync.Mutex
 	cancelled bool
 }
@@ -103,7 +136,7 @@ func (s *fakeStream) Read(p []byte) (int, error) {
 	if cancelled {
 		return 0, errFakeCancelled
 	}
-	if s.r == nil {
+	if s.r == nil || s.hold && s.r.Len() == 0 {
 		<-s.c.done
 		return 0, &CloseError{Code: ErrCodeNoError}
 	}
@@ -115,8 +148,13 @@ func (s *fakeStream) Write(p []byte) (int, error) {
 	case <-s.c.done:
 		return 0, &CloseError{Code: ErrCodeNoError}
 	default:
-		return len(p), nil
 	}
+	s.c.mu.Lock()
+	if s.c.logWrites {
+		s.c.writes = append(s.c.writes, fakeWrite{s.id, slices.Clone(p)})
+	}
+	s.c.mu.Unlock()
+	return len(p), nil
 }
 
 func (s *fakeStream) Close() error { return nil }

@@ -34,6 +34,26 @@ const (
 	DynamicInsertNewNames
 )
 
+// CapacityRule says when the encoder sends Set Dynamic Table Capacity
+// (RFC 9204 §4.3.1) on its encoder stream.
+type CapacityRule uint8
+
+const (
+	// CapacityAllowed sets it, as soon as the server's SETTINGS are
+	// read, when they allow a table (SETTINGS_QPACK_MAX_TABLE_CAPACITY
+	// above 0) and QPACKDynamic uses one; to a server that allows none
+	// it sends nothing (Firefox's neqo).
+	CapacityAllowed CapacityRule = iota
+	// CapacityAnnounced sets it whenever the server's SETTINGS carry
+	// SETTINGS_QPACK_MAX_TABLE_CAPACITY, 0 included, to the server's
+	// value bounded by maxEncoderTable, and holds the instruction until
+	// the next field section is encoded, which writes it first (Chromium's
+	// quiche: its session sets the capacity on that setting, and its
+	// encoder flushes its stream when it encodes a header list). SETTINGS
+	// without the setting get nothing.
+	CapacityAnnounced
+)
+
 // maxEncoderTable bounds the capacity the encoder sets: both recorded
 // browsers set 65536 against a server allowing 65536, and quiche bounds
 // it by its own 64 KiB default.
@@ -53,8 +73,9 @@ var (
 // before mu is released, so that they reach the stream in the order the
 // table changed.
 type dynEncoder struct {
-	rule    DynamicRule
-	huffman HuffmanRule
+	rule     DynamicRule
+	capacity CapacityRule
+	huffman  HuffmanRule
 	// enc codes the strings of the sections and of the encoder stream
 	// under huffman (set at first use), through its cache.
 	enc encoder
@@ -73,6 +94,9 @@ type dynEncoder struct {
 	byField map[field]uint64
 	byName  map[string]uint64
 	known   uint64 // the Known Received Count
+	// held is a Set Dynamic Table Capacity not yet written
+	// (CapacityAnnounced): the next section writes it first.
+	held []byte
 	// pending are the unacknowledged sections that use the table, oldest
 	// first.
 	pending []section
@@ -89,20 +113,34 @@ type section struct {
 // does not acknowledge) new sections are static-only.
 const maxPending = 1024
 
-// setPeer takes the peer's SETTINGS and sends the Set Dynamic Table
-// Capacity instruction. With blocked 0 the capacity is still set, as both
-// browsers did, but nothing is inserted.
-// It is written with write under mu, so that it precedes every insert.
-func (e *dynEncoder) setPeer(maxCap, blocked uint64, write func([]byte)) {
+// setPeer takes the peer's SETTINGS (announced: they carry
+// SETTINGS_QPACK_MAX_TABLE_CAPACITY) and sends the Set Dynamic Table
+// Capacity instruction as the capacity rule says: with write, under mu,
+// so that it precedes every insert, or held for the next section. With
+// blocked 0 the capacity is still set, as both browsers did, but nothing
+// is inserted.
+func (e *dynEncoder) setPeer(announced bool, maxCap, blocked uint64, write func([]byte)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.rule == DynamicNever || maxCap == 0 {
-		return
+	if e.rule != DynamicNever && maxCap > 0 {
+		e.cap = min(maxCap, maxEncoderTable)
+		e.maxEntries = maxCap / 32
+		e.maxBlocked = int(min(blocked, 1<<16))
 	}
-	e.cap = min(maxCap, maxEncoderTable)
-	e.maxEntries = maxCap / 32
-	e.maxBlocked = int(min(blocked, 1<<16))
-	write(appendPrefixInt(nil, 0x20, 5, e.cap))
+	switch {
+	case e.capacity == CapacityAnnounced && announced:
+		e.held = appendPrefixInt(e.held[:0], 0x20, 5, min(maxCap, maxEncoderTable))
+	case e.capacity == CapacityAllowed && e.cap > 0:
+		write(appendPrefixInt(nil, 0x20, 5, e.cap))
+	}
+}
+
+// takeHeld returns the held instruction, if any, and forgets it; with
+// mu held.
+func (e *dynEncoder) takeHeld() []byte {
+	b := e.held
+	e.held = nil
+	return b
 }
 
 // usable reports whether new sections may use the table.

@@ -88,7 +88,7 @@ func (d *dynRecorded) replay(rule DynamicRule, huffman HuffmanRule) ([]byte, [][
 	var out [][]byte
 	for i, fs := range d.fields {
 		if i == first {
-			e.setPeer(d.maxCap, d.blocked, write)
+			e.setPeer(true, d.maxCap, d.blocked, write)
 		}
 		if !e.usable() {
 			b := static.appendPrefix(nil)
@@ -152,7 +152,7 @@ func TestDynamicEncoderMatchesRecordings(t *testing.T) {
 // the field sent as a literal).
 func TestDynamicEncoderAcks(t *testing.T) {
 	e := &dynEncoder{rule: DynamicInsertAll, huffman: HuffmanShorter}
-	e.setPeer(200, 1, func([]byte) {})
+	e.setPeer(true, 200, 1, func([]byte) {})
 	e.mu.Lock()
 	se := e.begin()
 	se.field("x-a", "1") // inserted (36 bytes), referenced: stream 0 blocks
@@ -196,7 +196,7 @@ func TestDynamicEncoderAcks(t *testing.T) {
 // integer too long fail; a Stream Cancellation of any stream does not.
 func TestDecoderStreamErrors(t *testing.T) {
 	e := &dynEncoder{rule: DynamicInsertAll, huffman: HuffmanShorter}
-	e.setPeer(4096, 10, func([]byte) {})
+	e.setPeer(true, 4096, 10, func([]byte) {})
 	e.mu.Lock()
 	se := e.begin()
 	se.field("x-a", "1")
@@ -234,7 +234,7 @@ func FuzzDecoderStream(f *testing.F) {
 	f.Add([]byte{0x7f, 0x80, 0x01, 0x81})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e := &dynEncoder{rule: DynamicInsertNewNames, huffman: HuffmanNotLonger}
-		e.setPeer(4096, 4, func([]byte) {})
+		e.setPeer(true, 4096, 4, func([]byte) {})
 		e.mu.Lock()
 		for id := range uint64(3) {
 			se := e.begin()
@@ -292,7 +292,7 @@ func encodeAcked(e *dynEncoder, id uint64, buf []byte) []byte {
 // nothing: the section encoder and its buffers are reused.
 func TestDynamicEncodeAllocs(t *testing.T) {
 	e := &dynEncoder{rule: DynamicInsertAll, huffman: HuffmanShorter}
-	e.setPeer(65536, 100, func([]byte) {})
+	e.setPeer(true, 65536, 100, func([]byte) {})
 	buf := make([]byte, 0, 512)
 	encodeAcked(e, 0, buf)
 	id := uint64(4)
@@ -309,7 +309,7 @@ func TestDynamicEncodeAllocs(t *testing.T) {
 // warm table, each section acknowledged.
 func BenchmarkDynamicEncode(b *testing.B) {
 	e := &dynEncoder{rule: DynamicInsertAll, huffman: HuffmanShorter}
-	e.setPeer(65536, 100, func([]byte) {})
+	e.setPeer(true, 65536, 100, func([]byte) {})
 	buf := make([]byte, 0, 512)
 	encodeAcked(e, 0, buf)
 	b.ReportAllocs()
@@ -342,7 +342,7 @@ func TestDynamicEncoderRoundTrip(t *testing.T) {
 		e := &dynEncoder{rule: rule, huffman: HuffmanShorter}
 		dec := NewQPACKDecoder(400, 100)
 		var enc []byte
-		e.setPeer(400, 100, func(b []byte) { enc = append(enc, b...) })
+		e.setPeer(true, 400, 100, func(b []byte) { enc = append(enc, b...) })
 		var late []uint64
 		for i := range 300 {
 			fs := []field{{":method", "GET"}, {":path", fmt.Sprintf("/p/%d", i%37)}, {"x-id", fmt.Sprint(i % 5)},

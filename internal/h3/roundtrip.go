@@ -173,7 +173,7 @@ func (cc *ClientConn) RoundTrip(ctx context.Context, req *Request) (*Response, e
 		s.stop = context.AfterFunc(ctx, func() { s.abort(ctx.Err()) })
 	}
 	hb := headBufs.Get().(*[]byte)
-	block := cc.encodeHead((*hb)[:0], req, s.id)
+	block := cc.encodeHead(ctx, (*hb)[:0], req, s.id)
 
 	if cc.cfg.PriorityUpdate {
 		if p := req.Header.Get("priority"); p != "" {
@@ -300,12 +300,26 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // the dynamic table once the server's SETTINGS allow it and the profile's
 // rule uses it (its inserts written to the encoder stream first), else
 // static-only, the pseudo-headers' strings but :path through the
-// encoder's cache of codings.
-func (cc *ClientConn) encodeHead(b []byte, req *Request, id uint64) []byte {
+// encoder's cache of codings. A capacity instruction held for the next
+// section (CapacityAnnounced) goes on the encoder stream first. Either
+// needs the encoder stream: while it cannot be opened before ctx ends
+// (a server short of stream credit) the section is static-only and the
+// instruction stays held.
+func (cc *ClientConn) encodeHead(ctx context.Context, b []byte, req *Request, id uint64) []byte {
 	e := &cc.dyn
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.usable() {
+	held := e.takeHeld()
+	usable := e.usable()
+	if len(held) > 0 || usable {
+		if _, enc := cc.openQPACK(ctx); enc == nil {
+			e.held, held, usable = held, nil, false
+		}
+	}
+	if !usable {
+		if len(held) > 0 {
+			cc.writeEncoder(held)
+		}
 		b = cc.enc.appendPrefix(b)
 		for _, p := range cc.pseudo {
 			if req.Method == "CONNECT" && (p == ":scheme" || p == ":path") {
@@ -328,7 +342,10 @@ func (cc *ClientConn) encodeHead(b []byte, req *Request, id uint64) []byte {
 	for _, f := range req.Header {
 		se.field(f.Name, f.Value)
 	}
-	if len(se.ins) > 0 {
+	switch {
+	case len(held) > 0:
+		cc.writeEncoder(append(held, se.ins...))
+	case len(se.ins) > 0:
 		cc.writeEncoder(se.ins)
 	}
 	return se.finish(b, id)
