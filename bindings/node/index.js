@@ -61,9 +61,12 @@ function loadAddon(file, platform) {
     if (e.code === 'GUISE_ABI') throw e; // the addon's own message: library and addon disagree
     const lib = process.platform === 'win32' ? 'guise.dll' : (process.platform === 'darwin' ? 'libguise.dylib' : 'libguise.so');
     const beside = path.join(path.dirname(file), lib);
-    let why = muslNote() || e.message;
+    const msg = String(e.message);
+    const musl = muslNote();
+    let why = msg;
     if (!fs.existsSync(file)) why = `${file} does not exist`;
-    else if (path.basename(path.dirname(file)) !== 'build' && !fs.existsSync(beside) && String(e.message).includes(lib)) why = `${beside} is missing (${e.message})`;
+    else if (/cannot open shared object|could not be found|image not found|no such file/i.test(msg) && msg.includes(lib) && !fs.existsSync(beside) && file !== path.join(__dirname, 'build', 'guise.node')) why = `${beside} is missing (${msg})`;
+    else if (musl) why = `${musl} (${msg})`;
     const err = new Error(`guise: cannot load the native addon ${file} for ${platform}: ${why}; ` +
       'reinstall guise (rm -rf node_modules/guise node_modules/@guise-http && npm install guise), ' +
       'or point GUISE_NODE_ADDON at a working guise.node');
