@@ -3,7 +3,7 @@
 // when it cannot: each case loads a copy of the package or the addon in a
 // child process (one process must not hold two copies of libguise's Go
 // runtime) and checks the message. Run with the suite:
-//   node --test bindings/node/test/
+//   node --test bindings/node/test/load.test.js
 // or against an installed package with GUISE_PACKAGE=guise (test-installed.sh).
 
 const test = require('node:test');
