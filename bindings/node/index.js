@@ -2,7 +2,7 @@
 // guise for Node: browser-faithful HTTP over guise's Go engine (libguise,
 // ffi/), through a small N-API shim (src/guise_node.c). Every call is
 // asynchronous: requests, body reads and body writes complete on guise's
-// threads and come back through a thread-safe function, so the event loop
+// threads and come back through the addon's uv_async_t, so the event loop
 // never waits on the network.
 
 const fs = require('node:fs');

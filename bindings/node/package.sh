@@ -146,6 +146,7 @@ pkg.version = version;
 pkg.files = ['index.js', 'index.d.ts', 'version.js'];
 pkg.repository = { type: 'git', url: 'https://github.com/guise-http/guise' };
 delete pkg.scripts;
+delete pkg.private; // the tree's package.json is private: the package to publish is this one
 pkg.optionalDependencies = Object.fromEntries(platforms.map((p) => [`@guise-http/guise-${p}`, version]));
 fs.writeFileSync(to, JSON.stringify(pkg, null, 2) + '\n');
 EOF
