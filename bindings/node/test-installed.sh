@@ -6,9 +6,9 @@
 # @guise-http/guise-PLATFORM; no registry), with no Go on PATH. The suite
 # (test/*.test.js, copied into the project) requires 'guise' from the
 # project's node_modules (GUISE_PACKAGE=guise); its fidelity test runs the
-# CLI from DIST/cli's archive for this platform. Nothing is compiled: the
-# ABI test compiles a stub library when a C compiler is on PATH, and is
-# skipped when none is.
+# CLI from DIST/cli's archive for this platform. Nothing is compiled but
+# load.test.js's stub library of another ABI, when a C compiler is on
+# PATH; guise.test.js runs with node and openssl alone on PATH.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -62,7 +62,14 @@ resolved=$(node -p 'require.resolve("guise")')
 case $resolved in "$proj"/node_modules/guise/*) ;; *) die "require.resolve('guise') is $resolved, not in $proj/node_modules" ;; esac
 addon=$(node -p "require.resolve('@guise-http/guise-$plat/guise.node', { paths: [require('node:path').dirname(require.resolve('guise'))] })")
 echo "guise resolves to $resolved, its addon to $addon"
-# Loading needs neither Go nor a compiler: a PATH with node alone.
-PATH=$(dirname "$(command -v node)") node -e 'const g = require("guise"); console.log(`require("guise") with PATH=${process.env.PATH}: guise ${g.version}`)'
+# The suite needs neither Go nor a compiler: it runs with a PATH of a
+# directory holding node and openssl (the tests' certificates) alone.
+mkdir bin
+ln -s "$(command -v node)" bin/node
+ln -s "$(command -v openssl)" bin/openssl
+PATH=$proj/bin node -e 'const g = require("guise"); console.log(`require("guise") with PATH=${process.env.PATH} (node, openssl): guise ${g.version}`)'
 
-GUISE_PACKAGE=guise node --expose-gc --test test/load.test.js test/guise.test.js
+# load.test.js's ABI test compiles a stub libguise when a compiler is on
+# PATH (it is skipped when none is), so it runs with this PATH, without Go.
+GUISE_PACKAGE=guise node --test test/load.test.js
+GUISE_PACKAGE=guise PATH=$proj/bin node --expose-gc --test test/guise.test.js
