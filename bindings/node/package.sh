@@ -158,6 +158,6 @@ done
   printf '%s\t%s\t%s\n' "$(stat -c %s "$f")" "$f" "$(tar -tzf "$f" | wc -l)"
 done | awk -F'\t' '{printf "%10.1f KiB  node/%s (%d files)\n", $1/1024, $2, $3}')
 
-# The arm64 package runs under qemu-user where it is installed (else this
-# says it is skipped).
-case " ${platforms[*]} " in *" linux-arm64 "*) "$here/check-arm64.sh" "$dist" ;; esac
+# The arm64 and Windows packages run under qemu-user and Wine where they
+# are installed (else check-foreign.sh says which it skipped).
+"$here/check-foreign.sh" "$dist"
