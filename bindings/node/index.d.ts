@@ -153,3 +153,5 @@ export function createTransport(opts?: TransportOptions): Transport;
 export function withSession<T>(fn: (s: Session) => Promise<T> | T, opts?: SessionOptions): Promise<T>;
 export function stats(): Stats;
 export function collect(): void;
+/** The package's version, which is guise's (internal/version). */
+export const version: string;

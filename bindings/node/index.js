@@ -2,16 +2,78 @@
 // guise for Node: browser-faithful HTTP over guise's Go engine (libguise,
 // ffi/), through a small N-API shim (src/guise_node.c). Every call is
 // asynchronous: requests, body reads and body writes complete on guise's
-// threads and come back through a thread-safe function, so the event loop
+// threads and come back through the addon's uv_async_t, so the event loop
 // never waits on the network.
 
+const fs = require('node:fs');
 const path = require('node:path');
 
 const version = require('./version.js');
 
-const native = require(process.env.GUISE_NODE_ADDON || path.join(__dirname, 'build', 'guise.node'));
+const native = loadNative();
 if (native.abi !== version.abi) {
   throw new Error(`guise: the native addon speaks C ABI ${native.abi}, this package (guise ${version.version}) was written for ${version.abi}: reinstall guise`);
+}
+
+// loadNative finds the addon: $GUISE_NODE_ADDON, else the tree's build
+// (bindings/build.sh), else the package of this platform's prebuilt addon
+// and library, @guise-http/guise-PLATFORM, which npm installed as one of
+// the optionalDependencies whose "os" and "cpu" fit.
+function loadNative() {
+  const platform = `${process.platform}-${process.arch}`;
+  if (process.env.GUISE_NODE_ADDON) return loadAddon(path.resolve(process.env.GUISE_NODE_ADDON), platform);
+  const tree = path.join(__dirname, 'build', 'guise.node');
+  if (fs.existsSync(tree)) return loadAddon(tree, platform);
+  const pkg = `@guise-http/guise-${platform}`;
+  const supported = Object.keys(require('./package.json').optionalDependencies || {})
+    .map((name) => name.replace('@guise-http/guise-', ''));
+  if (!supported.includes(platform)) {
+    const list = supported.length > 0 ? supported.join(', ') : 'none, as this is a source tree: run bindings/build.sh';
+    throw new Error(`guise: no prebuilt binary for ${platform}; supported: ${list}`);
+  }
+  let file;
+  try {
+    file = require.resolve(`${pkg}/guise.node`);
+  } catch (e) {
+    const musl = muslNote();
+    const err = new Error(musl ? `guise: no prebuilt binary for ${platform}: ${musl}` : `guise: ${pkg}, which holds the native addon for ${platform}, is not installed; ` +
+      'npm installs it with guise unless optional dependencies are omitted (--omit=optional, --no-optional): ' +
+      `run npm install ${pkg}@${version.version}`);
+    err.cause = e;
+    throw err;
+  }
+  return loadAddon(file, platform);
+}
+
+// muslNote says why a Linux without glibc has no binary (the prebuilt
+// ones link glibc), asked only once loading failed: a report costs time.
+function muslNote() {
+  if (process.platform !== 'linux' || process.report.getReport().header.glibcVersionRuntime) return '';
+  return 'this Linux has no glibc (musl?), which the prebuilt Linux binaries need';
+}
+
+// loadAddon loads the addon at file, saying which file and what to do
+// when it, or the library next to it, is missing or cannot be loaded.
+function loadAddon(file, platform) {
+  try {
+    return require(file);
+  } catch (e) {
+    if (e.code === 'GUISE_ABI') throw e; // the addon's own message: library and addon disagree
+    const lib = process.platform === 'win32' ? 'guise.dll' : (process.platform === 'darwin' ? 'libguise.dylib' : 'libguise.so');
+    const beside = path.join(path.dirname(file), lib);
+    const msg = String(e.message);
+    const musl = muslNote();
+    let why = msg;
+    if (!fs.existsSync(file)) why = `${file} does not exist`;
+    else if (/cannot open shared object|could not be found|image not found|no such file/i.test(msg) && msg.includes(lib) && !fs.existsSync(beside) && file !== path.join(__dirname, 'build', 'guise.node')) why = `${beside} is missing (${msg})`;
+    else if (musl) why = `${musl} (${msg})`;
+    const err = new Error(`guise: cannot load the native addon ${file} for ${platform}: ${why}; ` +
+      'reinstall guise (rm -rf node_modules/guise node_modules/@guise-http && npm install guise), ' +
+      'or point GUISE_NODE_ADDON at a working guise.node');
+    err.code = 'GUISE_LOAD';
+    err.cause = e;
+    throw err;
+  }
 }
 
 const KIND_NAMES = [

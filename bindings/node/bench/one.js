@@ -1,6 +1,7 @@
 'use strict';
 // One client, one case, for profiling (perf record -p, strace -f -c) and
-// for A/B runs of two builds (GUISE_NODE_ADDON names the addon to load):
+// for A/B runs of two builds (GUISE_NODE_ADDON names the addon to load, or
+// GUISE_PACKAGE the guise package, e.g. an installed node_modules/guise):
 // 16 concurrent loops for SECONDS against URL (a bench/cmd/bindserver
 // started by hand, e.g. `taskset -c 0 bench/bin/bindserver`), then the
 // client process's CPU per request (user and system) and its voluntary
@@ -31,7 +32,7 @@ function switches() {
 }
 
 async function main() {
-  const lib = client === 'guise' ? require(path.join(__dirname, '..')) : require('wreq-js');
+  const lib = client === 'guise' ? require(process.env.GUISE_PACKAGE || path.join(__dirname, '..')) : require('wreq-js');
   const s = await lib.createSession({ insecure: true });
   const get = async (x) => { const r = await x.fetch(url); await r.arrayBuffer(); };
   const one = {

@@ -17,7 +17,6 @@
 #define _POSIX_C_SOURCE 200809L
 #define NAPI_VERSION 8
 #include <node_api.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -52,7 +51,7 @@ typedef struct {
 	napi_async_cleanup_hook_handle cleanup;
 	_Atomic(op_t *) done;       // completed operations, newest first
 	atomic_int draining;        // the JS thread is in on_wake and will look at done again
-	pthread_mutex_t mu;         // guards closing against wake's close
+	uv_mutex_t mu;              // guards closing against wake's close
 	int closing;                // the environment is going: drop completions
 	atomic_int_fast64_t refs;   // operations not yet freed, + 1 while the environment lives
 	int64_t pending; // operations in flight: wake keeps the loop alive while > 0 (JS thread)
@@ -79,7 +78,7 @@ struct op {
 static void addon_unref(addon_t *a) {
 	if (atomic_fetch_sub(&a->refs, 1) == 1) {
 		while (a->nspare > 0) free(a->spare[--a->nspare]);
-		pthread_mutex_destroy(&a->mu);
+		uv_mutex_destroy(&a->mu);
 		free(a);
 	}
 }
@@ -135,7 +134,7 @@ static void on_done(void *user, guise_handle h, int64_t result) {
 	// more, and both sides' accesses are sequentially consistent, so one
 	// of the two sees the other.
 	if (old != NULL || atomic_load(&a->draining)) return;
-	pthread_mutex_lock(&a->mu);
+	uv_mutex_lock(&a->mu);
 	if (!a->closing) {
 		uv_async_send(&a->wake);
 	} else {
@@ -149,7 +148,7 @@ static void on_done(void *user, guise_handle h, int64_t result) {
 			list = next;
 		}
 	}
-	pthread_mutex_unlock(&a->mu);
+	uv_mutex_unlock(&a->mu);
 }
 
 // complete settles one operation on the JS thread.
@@ -235,7 +234,7 @@ static void on_wake_closed(uv_handle_t *w) {
 static void on_cleanup(napi_async_cleanup_hook_handle handle, void *data) {
 	(void)handle;
 	addon_t *a = data;
-	pthread_mutex_lock(&a->mu);
+	uv_mutex_lock(&a->mu);
 	a->closing = 1;
 	op_t *list = atomic_exchange(&a->done, NULL);
 	while (list != NULL) {
@@ -244,7 +243,7 @@ static void on_cleanup(napi_async_cleanup_hook_handle handle, void *data) {
 		op_free(list);
 		list = next;
 	}
-	pthread_mutex_unlock(&a->mu);
+	uv_mutex_unlock(&a->mu);
 	napi_async_destroy(a->env, a->actx);
 	uv_close((uv_handle_t *)&a->wake, on_wake_closed);
 }
@@ -657,7 +656,12 @@ static napi_value init(napi_env env, napi_value exports) {
 	}
 	a->env = env;
 	a->refs = 1;
-	pthread_mutex_init(&a->mu, NULL);
+	if (uv_mutex_init(&a->mu) != 0) {
+		napi_async_destroy(env, a->actx);
+		free(a);
+		napi_throw_error(env, NULL, "guise: cannot set up completions");
+		return NULL;
+	}
 	uv_async_init(loop, &a->wake, on_wake);
 	a->wake.data = a;
 	uv_unref((uv_handle_t *)&a->wake);

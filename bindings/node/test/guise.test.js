@@ -9,8 +9,9 @@ const assert = require('node:assert/strict');
 const { execFile, execFileSync } = require('node:child_process');
 const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
-const guise = require('..');
-const { cert, serve, connectProxy, echoServer, rssMiB } = require('./helpers');
+const { cert, serve, connectProxy, echoServer, rssMiB, load } = require('./helpers');
+
+const guise = load();
 
 const ca = cert().cert;
 

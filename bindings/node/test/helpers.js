@@ -12,6 +12,16 @@ const readline = require('node:readline');
 
 const root = path.resolve(__dirname, '..', '..', '..');
 
+// guiseModule is what the tests require as guise: $GUISE_PACKAGE (the name
+// of an installed package, 'guise', resolved from where these tests are,
+// or a path), else this tree's bindings/node.
+const guiseModule = process.env.GUISE_PACKAGE || path.join(__dirname, '..');
+
+// load returns the guise module under test.
+function load() {
+  return require(guiseModule);
+}
+
 let certCache;
 // cert returns a self-signed certificate for 127.0.0.1 and localhost,
 // made with openssl once per process.
@@ -130,4 +140,4 @@ function rssMiB() {
   return process.memoryUsage.rss() / (1 << 20);
 }
 
-module.exports = { cert, serve, connectProxy, guiseCLI, echoServer, rssMiB, root };
+module.exports = { cert, serve, connectProxy, guiseCLI, echoServer, rssMiB, root, guiseModule, load };

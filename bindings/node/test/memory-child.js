@@ -4,7 +4,7 @@
 //   node --expose-gc memory-child.js control URL CA_PEM   (GUISE_CONTROL_BYTES in the environment)
 //   node --expose-gc memory-child.js many URL CA_PEM N
 // prints one JSON line with what it measured.
-const guise = require('..');
+const guise = require(process.env.GUISE_PACKAGE || '..'); // as helpers.js's load(), without its servers' modules
 
 const rss = () => process.memoryUsage.rss() / (1 << 20);
 const [mode, url, ca, count] = process.argv.slice(2);
