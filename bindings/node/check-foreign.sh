@@ -20,6 +20,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 die() { echo "check-foreign.sh: $*" >&2; exit 1; }
+# skip says why a platform was not run; with GUISE_REQUIRE_PEERS=1 (CI) a
+# missing tool fails instead.
+skip() {
+  [ "${GUISE_REQUIRE_PEERS:-}" = 1 ] && die "$* (GUISE_REQUIRE_PEERS=1: install qemu-user and wine64)"
+  echo "check-foreign.sh: $*"
+}
 
 [ $# -eq 1 ] || die "usage: bindings/node/check-foreign.sh DIST"
 dist=$(cd "$1" && pwd)
@@ -66,9 +72,9 @@ check_arm64() {
   local cc=${CC_LINUX_ARM64:-aarch64-linux-gnu-gcc} sysroot=${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}
   local tgz=$dist/node/guise-http-guise-linux-arm64-$version.tgz dir=$work/linux-arm64
   for tool in qemu-aarch64 "$cc" "${cc%-gcc}-nm"; do
-    command -v "$tool" >/dev/null || { echo "check-foreign.sh: linux-arm64 skipped: no $tool"; return; }
+    command -v "$tool" >/dev/null || { skip "linux-arm64 skipped: no $tool"; return; }
   done
-  [ -f "$tgz" ] || { echo "check-foreign.sh: linux-arm64 skipped: no $tgz"; return; }
+  [ -f "$tgz" ] || { skip "linux-arm64 skipped: no $tgz"; return; }
   mkdir -p "$dir"
   tar -xzf "$tgz" -C "$dir"
   "${cc%-gcc}-nm" -D --undefined-only "$dir/package/guise.node" | awk '{print $NF}' | grep -E '^(napi|uv)_' |
@@ -85,11 +91,11 @@ check_win32() {
   local cc=${CC_WIN32_X64:-x86_64-w64-mingw32-gcc} wine
   local tgz=$dist/node/guise-http-guise-win32-x64-$version.tgz dir=$work/win32-x64
   wine=$(command -v wine64 || command -v /usr/lib/wine/wine64 || true)
-  [ -n "$wine" ] || { echo "check-foreign.sh: win32-x64 skipped: no wine64"; return; }
+  [ -n "$wine" ] || { skip "win32-x64 skipped: no wine64"; return; }
   for tool in "$cc" "${cc%-gcc}-objdump"; do
-    command -v "$tool" >/dev/null || { echo "check-foreign.sh: win32-x64 skipped: no $tool"; return; }
+    command -v "$tool" >/dev/null || { skip "win32-x64 skipped: no $tool"; return; }
   done
-  [ -f "$tgz" ] || { echo "check-foreign.sh: win32-x64 skipped: no $tgz"; return; }
+  [ -f "$tgz" ] || { skip "win32-x64 skipped: no $tgz"; return; }
   mkdir -p "$dir/host"
   tar -xzf "$tgz" -C "$dir"
   # What the addon imports from node.exe: the import table's node.exe part.
