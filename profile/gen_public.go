@@ -142,7 +142,7 @@ const safariSource = "not recorded here: built from public facts for Safari 18.4
 	"Only navigation is given by the sources (no fetch, subresource or image sets); the HTTP/1.1 set is derived (Host first, the h2 fields in canonical case without priority, Connection: keep-alive last); " +
 	"the Cookie slot, which the sources do not give, after accept-language as Chromium sends it; the HPACK encoder, which they do not give either, Chromium's"
 
-const safari26Source = "not recorded here: built from public facts for Safari 26.4 on macOS 26.4 and iOS 26.4 (Safari 26 on an older macOS keeps Safari 18's hello: see safari18-macos). " +
+const safari26Source = "not recorded here: built from public facts for Safari 26.4 on macOS 26.4 and iOS 26.4 (Safari 26 on an older macOS keeps Safari 18's hello, JA4 t13d2014h2_a09f3c656075_e42f34c56612, as a real Mac on Safari 26.0.1 showed tls.browserleaks.com in lexiforest/curl-impersonate#187: see safari18-macos). " +
 	"TLS: every field (cipher and extension order, groups and key shares with X25519MLKEM768 first, signature algorithms, TLS 1.3 and 1.2 only, ALPN, zlib cert compression, no padding, the GREASE slots) " +
 	"from the raw real-device ClientHellos in testssl/testssl.sh etc/client-simulation.wiresharked.txt (safari_264_osx_264, safari_iOS_264; commit 9fdf8028), kept in profile/testdata/safari26 and compared field by field by safari26_test.go; " +
 	"their JA4 t13d2013h2_a09f3c656075_7f0f34a4126d as testssl.sh records it, and JA3 ecdf4f49dd59effc439639da29186671 as testssl.sh records it for iOS and as a real iPhone on 26.0.1 showed tls.browserleaks.com (lexiforest/curl-impersonate#186); " +
