@@ -81,7 +81,11 @@ func TestSafari26MatchesRealDevices(t *testing.T) {
 
 			eq := func(field string, g, w any) {
 				t.Helper()
-				if gs, ws := fmt.Sprintf("%v", g), fmt.Sprintf("%v", w); gs != ws {
+				format := "%v"
+				if _, ok := g.([]uint16); ok {
+					format = "%04x"
+				}
+				if gs, ws := fmt.Sprintf(format, g), fmt.Sprintf(format, w); gs != ws {
 					t.Errorf("%s: profile %s, real device %s", field, gs, ws)
 				}
 			}
