@@ -43,4 +43,6 @@ func ExampleNames() {
 	// okhttp4-android
 	// safari18-ios
 	// safari18-macos
+	// safari26-ios
+	// safari26-macos
 }

@@ -19,7 +19,7 @@ import (
 func TestNames(t *testing.T) {
 	names := Names()
 	want := []string{"chrome156-android", "chrome156-linux", "chrome156-macos", "chrome156-windows", "edge156-macos", "edge156-windows",
-		"firefox153-linux", "firefox153-macos", "firefox153-windows", "okhttp4-android", "safari18-ios", "safari18-macos"}
+		"firefox153-linux", "firefox153-macos", "firefox153-windows", "okhttp4-android", "safari18-ios", "safari18-macos", "safari26-ios", "safari26-macos"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Names() = %q, want %q", names, want)
 	}
@@ -37,9 +37,9 @@ func TestLookup(t *testing.T) {
 		{"firefox153-linux", "firefox153-linux"},
 		{"edge-windows", "edge156-windows"},
 		{"firefox-windows", "firefox153-windows"},
-		{"safari", "safari18-macos"},
+		{"safari", "safari26-macos"},
 		{"Safari18", "safari18-macos"},
-		{"safari-ios", "safari18-ios"},
+		{"safari-ios", "safari26-ios"},
 		{"safari18-ios", "safari18-ios"},
 		{"okhttp", "okhttp4-android"},
 		{"okhttp4", "okhttp4-android"},

@@ -26,6 +26,14 @@ var publicFacts = []struct {
 		"2:0;3:100;4:2097152;9:1|10420225|0|m,s,a,p", "c52879e43202aeb92740be6e8c86ea96", "macos", "Macintosh; Intel Mac OS X 10_15_7"},
 	{"safari18-ios", "t13d2014h2_a09f3c656075_e42f34c56612", "773906b0efdefa24a7f2b8eb6985bf37",
 		"2:0;3:100;4:2097152;9:1|10420225|0|m,s,a,p", "c52879e43202aeb92740be6e8c86ea96", "ios", "iPhone; CPU iPhone OS 18_5"},
+	// Safari 26.4 on macOS 26.4 and iOS 26.4: JA4 as testssl.sh records
+	// it with its real-device hellos (safari26_test.go compares every
+	// field); JA3 and Akamai as a real iPhone on 26.0.1 showed
+	// tls.browserleaks.com (lexiforest/curl-impersonate#186).
+	{"safari26-macos", "t13d2013h2_a09f3c656075_7f0f34a4126d", "ecdf4f49dd59effc439639da29186671",
+		"2:0;3:100;4:2097152;9:1|10420225|0|m,s,a,p", "c52879e43202aeb92740be6e8c86ea96", "macos", "Macintosh; Intel Mac OS X 10_15_7"},
+	{"safari26-ios", "t13d2013h2_a09f3c656075_7f0f34a4126d", "ecdf4f49dd59effc439639da29186671",
+		"2:0;3:100;4:2097152;9:1|10420225|0|m,s,a,p", "c52879e43202aeb92740be6e8c86ea96", "ios", "iPhone; CPU iPhone OS 18_7"},
 	// JA3 and Akamai as published (tls.peet.ws) for tls-client's
 	// okhttp4_android_13. tls.peet.ws's JA4 is
 	// t13d1513h2_8daaf6152771_40271e0a5736: it leaves padding (0015) out of
@@ -75,7 +83,7 @@ func TestPublicProfilesMatchPublishedFingerprints(t *testing.T) {
 }
 
 func TestPublicProfilesHTTP(t *testing.T) {
-	s, err := profile.Lookup("safari")
+	s, err := profile.Lookup("safari18")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func TestProfilesCmd(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"NAME", "chrome156-linux (default)", "firefox153-linux", "chrome156-windows",
+		"NAME", "chrome156-linux (default)", "firefox153-linux", "chrome156-windows", "safari26-macos", "safari26-ios",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
@@ -35,6 +35,10 @@ func TestProfilesCmd(t *testing.T) {
 		case strings.HasPrefix(line, "safari18-ios"):
 			if !strings.Contains(line, "public facts") {
 				t.Errorf("safari line %q", line)
+			}
+		case strings.HasPrefix(line, "safari26-ios"), strings.HasPrefix(line, "safari26-macos"):
+			if !strings.Contains(line, "public facts") || !strings.Contains(line, "26") {
+				t.Errorf("safari 26 line %q", line)
 			}
 		case strings.HasPrefix(line, "firefox153-linux"):
 			if !strings.Contains(line, "recorded") || !strings.Contains(line, "153") || !strings.Contains(line, "linux") {
