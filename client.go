@@ -43,7 +43,7 @@ func Get(ctx context.Context, url string) (*Response, error) {
 // Do sends req as an isolated visit (see Get). The server's certificate is
 // verified against the embedded Mozilla roots, or req.RootCAs when set.
 func Do(ctx context.Context, req *Request) (*Response, error) {
-	c, err := compile(req.Profile)
+	c, err := requestProfile(req)
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
@@ -65,6 +65,14 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
 	return do(ctx, isolatedState(), req, &o, req.Timeout, &ch)
+}
+
+// requestProfile is the compiled profile of an isolated request.
+func requestProfile(req *Request) (*compiled, error) {
+	if req.Browser != nil {
+		return compileProfile(req.Browser)
+	}
+	return compile(req.Profile)
 }
 
 // Session is a browsing session: one browser profile, its connections, its
@@ -289,6 +297,8 @@ func (s *Session) options(req *Request, t *Transport) (options, error) {
 	var c *compiled
 	var err error
 	switch st := s.state; {
+	case req.Browser != nil:
+		c, err = compileProfile(req.Browser)
 	case req.Profile != "":
 		c, err = compile(req.Profile)
 	case st.profErr != nil:
@@ -605,7 +615,7 @@ func (ch *chain) redirect(resp *Response, hop *Request, u *parsedURL) (*Request,
 	next := &Request{
 		redirected: true,
 		Method:     hop.method(), URL: target.String(), Kind: hop.Kind,
-		Profile: hop.Profile, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
+		Profile: hop.Profile, Browser: hop.Browser, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
 		RootCAs: hop.RootCAs, Scripted: hop.Scripted, Protocol: hop.Protocol,
 	}
 	keepBody := true

@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"sync"
 
 	"github.com/guise-http/guise/profile"
 )
@@ -61,4 +64,33 @@ func (p profileOption) resolve(seed uint64) (chosenProfile, error) {
 		c.rand = rand.NewChaCha8(key)
 	}
 	return c, nil
+}
+
+// requestProfiles caches the profiles of requests' own profile options
+// (a file's path with its modification time and size, or its JSON), so
+// that a request per call does not parse the file, nor compile a new
+// profile, every time.
+var requestProfiles sync.Map // string → *profile.Profile
+
+// requestProfile resolves a request's profile option that is not a name:
+// a file or its JSON, or a set, drawn from per request (each isolated
+// request is a visit of its own).
+func requestProfile(spec string) (*profile.Profile, error) {
+	key := spec
+	if fi, err := os.Stat(spec); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", spec, fi.ModTime().UnixNano(), fi.Size())
+	}
+	if v, ok := requestProfiles.Load(key); ok {
+		return v.(profile.Set).Draw(nil)
+	}
+	c, err := profileOption(spec).resolve(0)
+	if err != nil {
+		return nil, err
+	}
+	set := c.set
+	if c.browser != nil {
+		set = profile.Set{{Profile: c.browser, Weight: 1}}
+	}
+	v, _ := requestProfiles.LoadOrStore(key, set)
+	return v.(profile.Set).Draw(nil)
 }
