@@ -63,7 +63,8 @@ func wireOf(t *testing.T, rec *fingerprint.ConnRecord) []string {
 
 // TestSessionBrowserFromFile checks that a Session with a profile parsed
 // from a file sends what the same Session with the embedded one sends, and
-// that two loaded profiles of one name never share a connection.
+// that two loaded profiles of one name never share a connection
+// (RELIABILITY PF-04).
 func TestSessionBrowserFromFile(t *testing.T) {
 	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
 		t.Run(name, func(t *testing.T) {
@@ -114,7 +115,8 @@ func TestSessionBrowserFromFile(t *testing.T) {
 }
 
 // TestSessionProfilesDraw checks that a Session draws once from its set,
-// keeps the pick, and that a seed gives the same picks.
+// keeps the pick, and that a seed gives the same picks (RELIABILITY PF-05,
+// PF-06).
 func TestSessionProfilesDraw(t *testing.T) {
 	set, err := profile.ParseSet("chrome:1,firefox:1")
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // TestProfileOption checks that the options take a profile file's path
 // or its JSON (as a string or as the object) wherever they take a name,
 // and a weighted set with a seed; and that a bad file fails when the
-// Session is made, naming the field.
+// Session is made, naming the field (RELIABILITY PF-01, PF-06).
 func TestProfileOption(t *testing.T) {
 	emb, err := profile.Lookup("firefox153-linux")
 	if err != nil {

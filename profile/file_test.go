@@ -45,6 +45,7 @@ func capturedFile(t *testing.T) []byte {
 	return b
 }
 
+// TestLoadFallback: RELIABILITY PF-03.
 func TestLoadFallback(t *testing.T) {
 	b := capturedFile(t)
 	path := filepath.Join(t.TempDir(), "mine.json")
@@ -96,7 +97,7 @@ func TestLoadFallback(t *testing.T) {
 }
 
 // TestLoadRefuses checks that bad files fail at load time with the field
-// and the reason.
+// and the reason (RELIABILITY PF-01, PF-02).
 func TestLoadRefuses(t *testing.T) {
 	good := string(capturedFile(t))
 	dir := t.TempDir()
@@ -136,6 +137,14 @@ func TestLoadRefuses(t *testing.T) {
 	if _, err := Load(filepath.Join(dir, "absent.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("absent file: %v", err)
 	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, bytes.Repeat([]byte(" "), MaxFileSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var pe *ParseError
+	if _, err := Load(big); !errors.As(err, &pe) || pe.Field != "" {
+		t.Errorf("oversized file: %v", err)
+	}
 }
 
 func TestOpen(t *testing.T) {
@@ -166,6 +175,7 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// TestSet: RELIABILITY PF-05, PF-06.
 func TestSet(t *testing.T) {
 	set, err := ParseSet("chrome:3, firefox:1,safari")
 	if err != nil {

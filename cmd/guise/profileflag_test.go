@@ -10,6 +10,7 @@ import (
 	"github.com/guise-http/guise/profile"
 )
 
+// TestUseProfile: RELIABILITY PF-01, PF-06, PF-07.
 func TestUseProfile(t *testing.T) {
 	emb, err := profile.Lookup("firefox")
 	if err != nil {
