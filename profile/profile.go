@@ -6,7 +6,10 @@
 //
 // Profiles are JSON files written by `guise capture` (see Marshal) and
 // embedded from data/*.json. They are decoded on the first Lookup or Names
-// call, once, and cached; nothing runs at package initialisation.
+// call, once, and cached; nothing runs at package initialisation. A user's
+// own file is read with Load (or Parse, or Open for a name or a file),
+// with the same checks, and a Set holds profiles with weights to draw one
+// from.
 //
 // The package does not import uTLS: turning a recorded hello into a
 // handshake is internal/tlsfp's job.
