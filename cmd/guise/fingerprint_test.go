@@ -145,3 +145,23 @@ func mustLookup(t *testing.T, name string) *profile.Profile {
 	}
 	return p
 }
+
+// TestFingerprintFileWithoutReference checks an embedded profile's file
+// loaded as a user's would be: every row, HTTP/3 included, matches, and
+// the output says the file has no recorded reference.
+func TestFingerprintFileWithoutReference(t *testing.T) {
+	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
+		p, err := profile.Load(filepath.Join("..", "..", "profile", "data", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		ok, err := runFingerprint(context.Background(), p, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := out.String(); !ok || !strings.Contains(o, "without a recorded reference") || !strings.Contains(o, ": all match") {
+			t.Fatalf("%s:\n%s", name, o)
+		}
+	}
+}
