@@ -160,7 +160,7 @@ func TestFingerprintFileWithoutReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := out.String(); !ok || !strings.Contains(o, "without a recorded reference") || !strings.Contains(o, ": all match") {
+		if o := out.String(); !ok || !strings.Contains(o, "without a recorded reference") || !strings.Contains(o, ": all match") || !strings.Contains(o, " over h3\n") {
 			t.Fatalf("%s:\n%s", name, o)
 		}
 	}
