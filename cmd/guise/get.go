@@ -97,7 +97,7 @@ func newGetCmd() *cobra.Command {
 	fl.BoolVarP(&f.fail, "fail", "f", false, "exit 22 on an HTTP status of 400 or more, printing no body")
 	fl.BoolVarP(&f.silent, "silent", "s", false, "no progress bar and no error message")
 	fl.StringVar(&f.profile, "profile", "", profileUsage)
-	addSeedFlag(fl, &f.seed)
+	fl.Uint64Var(&f.seed, "seed", 0, seedUsage)
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
 	fl.DurationVarP(&f.timeout, "max-time", "m", 0, "whole-request time limit, e.g. 30s")
 	fl.StringVar(&f.kind, "kind", "navigate", "request kind for the default headers: navigate, fetch, subresource")

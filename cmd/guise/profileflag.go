@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 
-	"github.com/spf13/pflag"
-
 	"github.com/guise-http/guise"
 	"github.com/guise-http/guise/profile"
 )
@@ -14,10 +12,8 @@ import (
 const profileUsage = "browser profile: a name (see 'guise profiles'), a profile file from 'guise capture', " +
 	"or a weighted set such as chrome:3,firefox:1,mine.json:2 (one drawn per run; see --seed); default chrome"
 
-// addSeedFlag adds --seed, the seed of a draw from a --profile set.
-func addSeedFlag(fl *pflag.FlagSet, seed *uint64) {
-	fl.Uint64Var(seed, "seed", 0, "seed of the draw from a --profile set, for a reproducible pick (0: a random draw)")
-}
+// seedUsage is the help of --seed, the seed of a draw from a --profile set.
+const seedUsage = "seed of the draw from a --profile set, for a reproducible pick (0: a random draw)"
 
 // useProfile sets s up from --profile spec and --seed: a name stays a
 // name; a file, its JSON or a set is opened now, so a bad one fails

@@ -62,7 +62,7 @@ otherwise (a close code other than 1000/1001, a dropped connection, a ping timeo
 	fl.BoolVarP(&f.insecure, "insecure", "k", false, "do not verify the server certificate")
 	fl.StringVar(&f.cacert, "cacert", "", "verify the server certificate against the CA certificates in this PEM FILE")
 	fl.StringVar(&f.profile, "profile", "", profileUsage)
-	addSeedFlag(fl, &f.seed)
+	fl.Uint64Var(&f.seed, "seed", 0, seedUsage)
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
 	fl.StringVar(&f.origin, "origin", "", "the page origin the socket is opened from (default: the URL's own)")
 	fl.StringVarP(&f.proxy, "proxy", "x", "", "proxy URL: http://, https://, socks5://, socks5h://, socks4a:// with user:pass@")
