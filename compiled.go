@@ -94,11 +94,11 @@ var (
 // (profile.Load, profile.Parse). The latter is kept for the life of the
 // process, as a name's is: load a file once and reuse the *Profile.
 func compileProfile(p *profile.Profile) (*compiled, error) {
-	if profile.IsEmbedded(p) {
-		return compile(p.Name)
-	}
 	if v, ok := loadedCache.Load(p); ok {
 		return v.(*compiled), nil
+	}
+	if profile.IsEmbedded(p) {
+		return compile(p.Name)
 	}
 	c, err := build(p, fmt.Sprintf("%s#%d", p.Name, loadedSeq.Add(1)))
 	if err != nil {

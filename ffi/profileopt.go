@@ -61,9 +61,22 @@ func (p profileOption) resolve(seed uint64) (chosenProfile, error) {
 	if seed != 0 {
 		var key [32]byte
 		binary.LittleEndian.PutUint64(key[:], seed)
-		c.rand = rand.NewChaCha8(key)
+		// A Transport's Sessions may start on several threads at once.
+		c.rand = &lockedReader{r: rand.NewChaCha8(key)}
 	}
 	return c, nil
+}
+
+// lockedReader serialises the reads of r.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(b)
 }
 
 // requestProfiles caches the profiles of requests' own profile options
