@@ -199,11 +199,7 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 	// What one capture does not show (the HPACK encoder's choices, whether
 	// the GREASE ECH key is a real X25519 key, what a derived resumed
 	// hello leaves out) is the embedded profile's of the same browser.
-	ref, err := profile.Lookup(p.Browser.String() + "-" + p.OS.String())
-	if err != nil {
-		ref, err = profile.Lookup(p.Browser.String())
-	}
-	if err == nil {
+	if ref := embeddedOf(p.Browser, p.OS); ref != nil {
 		p.HTTP2.HPACK = ref.Clone().HTTP2.HPACK
 		p.TLS.ECHX25519Key = ref.TLS.ECHX25519Key && helloHas(p.TLS.Hello, 0xfe0d)
 		p.TLS.ResumeOmitsSessionTicket = ref.TLS.ResumeOmitsSessionTicket && helloHas(p.TLS.Hello, 35)
@@ -225,6 +221,23 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 	// Parse fills in the fallback's sets, as it will when the file is
 	// loaded.
 	return profile.Parse(b)
+}
+
+// embeddedOf returns the newest embedded profile of b on os, else on b's
+// home OS, else on any OS (Edge on Linux has none of its own), or nil.
+func embeddedOf(b profile.Browser, os profile.OS) *profile.Profile {
+	for _, name := range []string{b.String() + "-" + os.String(), b.String()} {
+		if p, err := profile.Lookup(name); err == nil {
+			return p
+		}
+	}
+	var best *profile.Profile
+	for _, name := range profile.Names() {
+		if p, err := profile.Lookup(name); err == nil && p.Browser == b && (best == nil || p.Version > best.Version) {
+			best = p
+		}
+	}
+	return best
 }
 
 // reference is what the real browser sent on its first HTTP/2 navigation:

@@ -313,3 +313,24 @@ func TestWaitCaptureBodyMissing(t *testing.T) {
 		t.Fatalf("missing %q, want %q", ce.Missing, want)
 	}
 }
+
+// TestEmbeddedOf checks the fallback a capture names: the browser's
+// profile on the captured OS, else on its home OS, else on any.
+func TestEmbeddedOf(t *testing.T) {
+	for _, tc := range []struct {
+		b    profile.Browser
+		os   profile.OS
+		want string
+	}{
+		{profile.Chrome, profile.Windows, "chrome156-windows"},
+		{profile.Firefox, profile.Android, "firefox153-linux"},
+		{profile.Safari, profile.IOS, "safari18-ios"},
+	} {
+		if p := embeddedOf(tc.b, tc.os); p == nil || p.Name != tc.want {
+			t.Errorf("embeddedOf(%v, %v) = %v, want %s", tc.b, tc.os, p, tc.want)
+		}
+	}
+	if p := embeddedOf(profile.Edge, profile.Linux); p == nil || p.Browser != profile.Edge {
+		t.Errorf("embeddedOf(edge, linux) = %v, want an Edge profile", p)
+	}
+}
