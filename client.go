@@ -43,7 +43,7 @@ func Get(ctx context.Context, url string) (*Response, error) {
 // Do sends req as an isolated visit (see Get). The server's certificate is
 // verified against the embedded Mozilla roots, or req.RootCAs when set.
 func Do(ctx context.Context, req *Request) (*Response, error) {
-	c, err := compile(req.Profile)
+	c, err := requestProfile(req)
 	if err != nil {
 		return nil, &Error{Op: opName(req.method()), URL: redact(req.URL), Err: err}
 	}
@@ -67,6 +67,14 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 	return do(ctx, isolatedState(), req, &o, req.Timeout, &ch)
 }
 
+// requestProfile is the compiled profile of an isolated request.
+func requestProfile(req *Request) (*compiled, error) {
+	if req.Browser != nil {
+		return compileProfile(req.Browser)
+	}
+	return compile(req.Profile)
+}
+
 // Session is a browsing session: one browser profile, its connections, its
 // cookie jar and the hosts that asked for HSTS (see the package doc), kept
 // until Close. Requests of one
@@ -80,8 +88,24 @@ func Do(ctx context.Context, req *Request) (*Response, error) {
 // of it is unread and open.
 type Session struct {
 	// Profile names the browser to look like (see profile.Names); ""
-	// means the Transport's Profile, or profile.Default.
+	// means the Transport's profile (Browser, Profiles, Profile), or
+	// profile.Default.
 	Profile string
+	// Browser, if set, is the profile to look like, in place of Profile:
+	// one loaded from a file (profile.Load, profile.Open) behaves exactly
+	// as an embedded one, and its connections are its own (two files are
+	// never taken for one browser, even with one name). It is shared and
+	// must not be changed.
+	Browser *profile.Profile
+	// Profiles, if set (and Browser is not), is a weighted set the Session
+	// draws its profile from, once, at its first request: the Session is
+	// that browser for its whole life, its cookies, TLS tickets and
+	// connections included. A Set Check refuses makes every request fail
+	// with its error (profile.ParseSet checks it up front).
+	Profiles profile.Set
+	// Rand is the randomness of the draw from Profiles (or the
+	// Transport's); nil means the Transport's Rand, or crypto/rand.
+	Rand io.Reader
 	// Proxy is the proxy URL for every request; "" means a direct
 	// connection.
 	Proxy string
@@ -135,6 +159,11 @@ type sessionState struct {
 	jar     *cookie.Jar
 	hsts    hstsStore
 	rootsID string // rootsID(Session.RootCAs)
+	// prof is the profile the Session settled at init (Browser, or the
+	// draw from a set), nil when it goes by name; profErr why it could
+	// not be had.
+	prof    *compiled
+	profErr error
 }
 
 func (s *Session) init() *sessionState {
@@ -143,6 +172,7 @@ func (s *Session) init() *sessionState {
 		if st.jar == nil {
 			st.jar = cookie.New(nil)
 		}
+		st.prof, st.profErr = s.settle()
 		if st.t == nil {
 			st.t = &Transport{Profile: s.Profile}
 			st.own = true
@@ -152,6 +182,54 @@ func (s *Session) init() *sessionState {
 		s.state = st
 	})
 	return s.state
+}
+
+// settle resolves the Session's profile when it is not a name: its
+// Browser, its draw from Profiles, or else the Transport's.
+func (s *Session) settle() (*compiled, error) {
+	var t Transport
+	if s.Transport != nil {
+		t.Browser, t.Profiles, t.Rand = s.Transport.Browser, s.Transport.Profiles, s.Transport.Rand
+	}
+	switch {
+	case s.Browser != nil:
+		return compileProfile(s.Browser)
+	case len(s.Profiles) > 0:
+		return draw(s.Profiles, pick(s.Rand, t.Rand))
+	case s.Profile != "":
+		return nil, nil
+	case t.Browser != nil:
+		return compileProfile(t.Browser)
+	case len(t.Profiles) > 0:
+		return draw(t.Profiles, pick(s.Rand, t.Rand))
+	}
+	return nil, nil
+}
+
+func draw(set profile.Set, r io.Reader) (*compiled, error) {
+	p, err := set.Draw(r)
+	if err != nil {
+		return nil, err
+	}
+	return compileProfile(p)
+}
+
+// ProfileInUse returns the profile the Session looks like: a request's own
+// Profile aside, the one its requests use. With a set it is the one
+// drawn. It makes the Session's state, as the first request would.
+func (s *Session) ProfileInUse() (*profile.Profile, error) {
+	st := s.init()
+	if st.profErr != nil {
+		return nil, st.profErr
+	}
+	if st.prof != nil {
+		return st.prof.p, nil
+	}
+	c, err := compile(pick(s.Profile, st.t.Profile))
+	if err != nil {
+		return nil, err
+	}
+	return c.p, nil
 }
 
 // Close closes the Session's own connections. A shared Transport stays
@@ -216,7 +294,20 @@ func pick[T comparable](a, b T) T {
 
 // options resolves the settings of req under s and t.
 func (s *Session) options(req *Request, t *Transport) (options, error) {
-	c, err := compile(pick(req.Profile, pick(s.Profile, t.Profile)))
+	var c *compiled
+	var err error
+	switch st := s.state; {
+	case req.Browser != nil:
+		c, err = compileProfile(req.Browser)
+	case req.Profile != "":
+		c, err = compile(req.Profile)
+	case st.profErr != nil:
+		err = st.profErr
+	case st.prof != nil:
+		c = st.prof
+	default:
+		c, err = compile(pick(s.Profile, t.Profile))
+	}
 	if err != nil {
 		return options{}, err
 	}
@@ -524,7 +615,7 @@ func (ch *chain) redirect(resp *Response, hop *Request, u *parsedURL) (*Request,
 	next := &Request{
 		redirected: true,
 		Method:     hop.method(), URL: target.String(), Kind: hop.Kind,
-		Profile: hop.Profile, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
+		Profile: hop.Profile, Browser: hop.Browser, Proxy: hop.Proxy, Timeout: hop.Timeout, InsecureSkipVerify: hop.InsecureSkipVerify,
 		RootCAs: hop.RootCAs, Scripted: hop.Scripted, Protocol: hop.Protocol,
 	}
 	keepBody := true

@@ -1,6 +1,7 @@
 package guise
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -15,6 +16,10 @@ import (
 // profile name and shared by every Session and Transport.
 type compiled struct {
 	p *profile.Profile
+	// key names the profile in pool keys: its name for an embedded
+	// profile, its name and a number of its own for one loaded from a
+	// file, so that two files of one name never share a connection.
+	key string
 	// head assembles each request's header from the profile's sets.
 	head *reqhead.Table
 	// h2 is the profile's HTTP/2 fingerprint for the h2 engine.
@@ -69,11 +74,47 @@ func compile(name string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	c, err := build(p, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := compiledCache.LoadOrStore(name, &namedCompiled{name: name, c: c})
+	e := v.(*namedCompiled)
+	lastCompiled.Store(e)
+	return e.c, nil
+}
+
+var (
+	loadedCache sync.Map // *profile.Profile → *compiled
+	loadedSeq   atomic.Uint64
+)
+
+// compileProfile returns the compiled form of p: an embedded profile's
+// shared one, or one per *profile.Profile for a profile of the caller's
+// (profile.Load, profile.Parse). The latter is kept for the life of the
+// process, as a name's is: load a file once and reuse the *Profile.
+func compileProfile(p *profile.Profile) (*compiled, error) {
+	if v, ok := loadedCache.Load(p); ok {
+		return v.(*compiled), nil
+	}
+	if profile.IsEmbedded(p) {
+		return compile(p.Name)
+	}
+	c, err := build(p, fmt.Sprintf("%s#%d", p.Name, loadedSeq.Add(1)))
+	if err != nil {
+		return nil, err
+	}
+	v, _ := loadedCache.LoadOrStore(p, c)
+	return v.(*compiled), nil
+}
+
+// build compiles p, named key in pool keys.
+func build(p *profile.Profile, key string) (*compiled, error) {
 	head, err := reqhead.New(p)
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{p: p, head: head, h2: h2Config(p), h3: h3Config(p)}
+	c := &compiled{p: p, key: key, head: head, h2: h2Config(p), h3: h3Config(p)}
 	for _, hs := range p.Headers {
 		if hs.Proto == profile.H3 && hs.Header.Has("alt-used") {
 			c.h3AltUsed = true
@@ -84,10 +125,7 @@ func compile(name string) (*compiled, error) {
 			c.prio[k] = h2.Priority{Send: true, Exclusive: kp.Exclusive, Weight: uint16(kp.Weight), Dep: depRule(kp.DependsOn)}
 		}
 	}
-	v, _ := compiledCache.LoadOrStore(name, &namedCompiled{name: name, c: c})
-	e := v.(*namedCompiled)
-	lastCompiled.Store(e)
-	return e.c, nil
+	return c, nil
 }
 
 // appendHeader appends the header of r to dst: see reqhead.Table.Append.

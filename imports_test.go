@@ -67,7 +67,7 @@ var importRules = []importRule{
 
 	// Layer 1: profile data, and the engines built on fields alone.
 	{pkg: "profile", layer: 1, mod: "fields",
-		std: "bytes embed encoding/hex encoding/json errors fmt io slices strconv strings sync"},
+		std: "bytes crypto/rand embed encoding/binary encoding/hex encoding/json errors fmt io os slices strconv strings sync"},
 	{pkg: "internal/h1", layer: 1, mod: "fields",
 		std: "bytes context errors fmt io math net os strconv strings sync sync/atomic syscall time unsafe"},
 	{pkg: "internal/h2", layer: 1, mod: "fields",

@@ -66,7 +66,10 @@ type Request struct {
 
 	// Per-request overrides of the Session's settings; zero values mean
 	// "as the Session says".
-	Profile            string
+	Profile string
+	// Browser, if set, is the profile of this request in place of Profile
+	// (see Session.Browser).
+	Browser            *profile.Profile
 	Proxy              string
 	Timeout            time.Duration
 	InsecureSkipVerify bool

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http/httptrace"
 	"net/url"
@@ -24,6 +25,7 @@ import (
 	"github.com/guise-http/guise/internal/pool"
 	"github.com/guise-http/guise/internal/proxy"
 	"github.com/guise-http/guise/internal/tlsfp"
+	"github.com/guise-http/guise/profile"
 )
 
 // Transport is a pool of connections that several Sessions may share. It
@@ -44,6 +46,21 @@ type Transport struct {
 	// Profile is the browser profile of Sessions that do not name one;
 	// "" means profile.Default.
 	Profile string
+	// Browser, if set, is the profile of Sessions that name none, in place
+	// of Profile: one loaded from a file (profile.Load, profile.Open) or
+	// from profile.Lookup. It is shared and must not be changed.
+	Browser *profile.Profile
+	// Profiles, if set (and Browser is not), is the weighted set each
+	// Session that names no profile draws its own from, once, at its
+	// first request: see Session.Profiles. Make it with profile.ParseSet,
+	// or check it with its Check method; a Set Check refuses fails the
+	// Sessions' requests.
+	Profiles profile.Set
+	// Rand is the randomness of the draws from Profiles for Sessions whose
+	// own Rand is nil; nil means crypto/rand. Give a seeded reader (such
+	// as math/rand/v2's ChaCha8) for reproducible draws in tests. It must
+	// be safe for concurrent use if Sessions start concurrently.
+	Rand io.Reader
 
 	// MaxConnsPerHost caps the HTTP/1.1 connections per origin (and per
 	// proxy, profile and TLS options); 0 means 6, as browsers do. Over
@@ -345,7 +362,7 @@ func (st *transportState) roundTrip(ctx context.Context, req *Request, o *option
 
 // poolKey is the key of the connections a request to u may use under o.
 func (o *options) poolKey(u *parsedURL) pool.Key {
-	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.p.Name, TLS: o.tlsID(),
+	key := pool.Key{Scheme: u.scheme, Addr: u.addr, Profile: o.profile.key, TLS: o.tlsID(),
 		HTTP1Only: o.protocol == HTTP1 && u.scheme == "https"}
 	if o.proxy != nil {
 		key.Proxy = o.proxy.key

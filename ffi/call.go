@@ -145,7 +145,11 @@ func (c *call) send(clientHandle uint64, r *request) error {
 	}
 	if req.Profile != "" {
 		if _, err := profile.Lookup(req.Profile); err != nil {
-			return invalidError{err}
+			p, err := requestProfile(req.Profile)
+			if err != nil {
+				return invalidError{err}
+			}
+			req.Profile, req.Browser = "", p
 		}
 	}
 	ctx := c.ctx

@@ -21,7 +21,10 @@ import (
 // part of guise_session_new's: guise.Transport's fields, durations in
 // milliseconds. Absent fields are zero and mean the Go API's default.
 type transportOptions struct {
-	Profile                 string `json:"profile"`
+	Profile profileOption `json:"profile"`
+	// Seed makes the Sessions' draws from a profile set reproducible; 0
+	// means random draws.
+	Seed                    uint64 `json:"seed"`
 	MaxConnsPerHost         int    `json:"maxConnsPerHost"`
 	MaxIdleConnsPerHost     int    `json:"maxIdleConnsPerHost"`
 	IdleConnTimeoutMs       int64  `json:"idleConnTimeoutMs"`
@@ -36,21 +39,22 @@ type transportOptions struct {
 // sessionOptions is the JSON of guise_session_new: guise.Session's fields,
 // plus a Transport's when the Session gets a pool of its own.
 type sessionOptions struct {
-	Profile              string `json:"profile"`
-	Proxy                string `json:"proxy"`
-	ProxyFromEnvironment bool   `json:"proxyFromEnvironment"`
-	TimeoutMs            int64  `json:"timeoutMs"`
-	Insecure             bool   `json:"insecure"`
-	CAPEM                string `json:"caPem"`      // roots (PEM) replacing the trust store
-	TrustStore           string `json:"trustStore"` // "mozilla" (default), "system", "both"
-	Redirect             string `json:"redirect"`   // "follow" (default), "manual", "error"
-	MaxRedirects         int    `json:"maxRedirects"`
-	RawBody              bool   `json:"rawBody"`
-	MaxBodySize          int64  `json:"maxBodySize"`
-	Protocol             string `json:"protocol"` // "" or "any", "http1", "http2", "http3"
-	HTTP1Only            bool   `json:"http1Only"`
-	Cookies              string `json:"cookies"`   // a cookie JSON document to import
-	Transport            uint64 `json:"transport"` // a guise_transport_new handle to share
+	Profile              profileOption `json:"profile"`
+	Seed                 uint64        `json:"seed"`
+	Proxy                string        `json:"proxy"`
+	ProxyFromEnvironment bool          `json:"proxyFromEnvironment"`
+	TimeoutMs            int64         `json:"timeoutMs"`
+	Insecure             bool          `json:"insecure"`
+	CAPEM                string        `json:"caPem"`      // roots (PEM) replacing the trust store
+	TrustStore           string        `json:"trustStore"` // "mozilla" (default), "system", "both"
+	Redirect             string        `json:"redirect"`   // "follow" (default), "manual", "error"
+	MaxRedirects         int           `json:"maxRedirects"`
+	RawBody              bool          `json:"rawBody"`
+	MaxBodySize          int64         `json:"maxBodySize"`
+	Protocol             string        `json:"protocol"` // "" or "any", "http1", "http2", "http3"
+	HTTP1Only            bool          `json:"http1Only"`
+	Cookies              string        `json:"cookies"`   // a cookie JSON document to import
+	Transport            uint64        `json:"transport"` // a guise_transport_new handle to share
 	transportOptions
 }
 
@@ -79,13 +83,15 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 func (o *transportOptions) set() bool { return *o != transportOptions{} }
 
 func (o *transportOptions) transport() (*guise.Transport, error) {
-	if o.Profile != "" {
-		if _, err := profile.Lookup(o.Profile); err != nil {
-			return nil, err
-		}
+	c, err := o.Profile.resolve(o.Seed)
+	if err != nil {
+		return nil, err
 	}
 	return &guise.Transport{
-		Profile:                o.Profile,
+		Profile:                c.name,
+		Browser:                c.browser,
+		Profiles:               c.set,
+		Rand:                   c.rand,
 		MaxConnsPerHost:        o.MaxConnsPerHost,
 		MaxIdleConnsPerHost:    o.MaxIdleConnsPerHost,
 		IdleConnTimeout:        ms(o.IdleConnTimeoutMs),
@@ -111,17 +117,16 @@ func newSession(data []byte) (*session, error) {
 	if err := decodeOptions(data, &o); err != nil {
 		return nil, err
 	}
-	if o.Profile != "" {
-		if _, err := profile.Lookup(o.Profile); err != nil {
-			return nil, err
-		}
+	c, err := o.Profile.resolve(o.Seed)
+	if err != nil {
+		return nil, err
 	}
 	ss := &session{}
 	s := &ss.s
-	s.Profile, s.Proxy, s.ProxyFromEnvironment = o.Profile, o.Proxy, o.ProxyFromEnvironment
+	s.Profile, s.Browser, s.Profiles, s.Rand = c.name, c.browser, c.set, c.rand
+	s.Proxy, s.ProxyFromEnvironment = o.Proxy, o.ProxyFromEnvironment
 	s.Timeout, s.InsecureSkipVerify = ms(o.TimeoutMs), o.Insecure
 	s.RawBody, s.MaxBodySize, s.MaxRedirects = o.RawBody, o.MaxBodySize, o.MaxRedirects
-	var err error
 	if s.TrustStore, err = trustStore(o.TrustStore); err != nil {
 		return nil, err
 	}

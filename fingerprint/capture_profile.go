@@ -37,7 +37,11 @@ var chromeECHLengths = []int{144, 176, 208, 240}
 // from the navigation's User-Agent. The profile is validated as
 // profile.Parse would; BuildProfile returns ErrNoNavigation or a
 // *profile.ParseError when it cannot make a valid one. The profile shares
-// no memory with recs.
+// no memory with recs. Its Reference is the JA4, JA3N, Akamai string and
+// header order the browser's navigation had, and its Fallback the
+// embedded profile of the same browser (and OS, where there is one),
+// whose header sets stand in for the ones the records lack (Filled lists
+// them), as when the file is loaded.
 func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 	var tlsRecs []*ConnRecord
 	for _, r := range recs {
@@ -195,17 +199,60 @@ func BuildProfile(recs []*ConnRecord, name string) (*profile.Profile, error) {
 	// What one capture does not show (the HPACK encoder's choices, whether
 	// the GREASE ECH key is a real X25519 key, what a derived resumed
 	// hello leaves out) is the embedded profile's of the same browser.
-	if ref, err := profile.Lookup(p.Browser.String()); err == nil {
+	if ref := embeddedOf(p.Browser, p.OS); ref != nil {
 		p.HTTP2.HPACK = ref.Clone().HTTP2.HPACK
 		p.TLS.ECHX25519Key = ref.TLS.ECHX25519Key && helloHas(p.TLS.Hello, 0xfe0d)
 		p.TLS.ResumeOmitsSessionTicket = ref.TLS.ResumeOmitsSessionTicket && helloHas(p.TLS.Hello, 35)
 		src = append(src, "hpack style, ech key and resumption shape from the embedded "+ref.Name)
+		// The sets one capture lacks (HTTP/1.1 without an HTTP/1.1 visit,
+		// those with a body without the flow page's) are the embedded
+		// profile's, with this browser's own User-Agent and client hints.
+		p.Fallback = ref.Name
 	}
-	p.Source = strings.Join(src, "; ")
-	if _, err := p.Marshal(); err != nil { // validates
+	p.Reference, err = reference(primary, &nav)
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	p.Source = strings.Join(src, "; ")
+	b, err := p.Marshal() // validates
+	if err != nil {
+		return nil, err
+	}
+	// Parse fills in the fallback's sets, as it will when the file is
+	// loaded.
+	return profile.Parse(b)
+}
+
+// embeddedOf returns the newest embedded profile of b on os, else on b's
+// home OS, else on any OS (Edge on Linux has none of its own), or nil.
+func embeddedOf(b profile.Browser, os profile.OS) *profile.Profile {
+	for _, name := range []string{b.String() + "-" + os.String(), b.String()} {
+		if p, err := profile.Lookup(name); err == nil {
+			return p
+		}
+	}
+	var best *profile.Profile
+	for _, name := range profile.Names() {
+		if p, err := profile.Lookup(name); err == nil && p.Browser == b && (best == nil || p.Version > best.Version) {
+			best = p
+		}
+	}
+	return best
+}
+
+// reference is what the real browser sent on its first HTTP/2 navigation:
+// the profile's Reference.
+func reference(primary *ConnRecord, nav *HTTP2Request) (*profile.Reference, error) {
+	ch, err := ParseClientHello(primary.ClientHelloRecord)
+	if err != nil {
+		return nil, err
+	}
+	h, err := primary.HTTP2()
+	if err != nil {
+		return nil, err
+	}
+	return &profile.Reference{JA4: ch.JA4(), JA3N: ch.JA3NHash(), Akamai: h.Akamai(),
+		PseudoOrder: slices.Clone(nav.PseudoOrder), HeaderOrder: nav.HeaderOrder()}, nil
 }
 
 // helloHas reports whether the ClientHello record rec carries extension

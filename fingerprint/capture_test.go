@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,8 +258,17 @@ func TestCaptureGoClientToProfile(t *testing.T) {
 	if want := []string{"content-length", "cache-control", "origin", "content-type", "user-agent", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-user", "sec-fetch-dest", "referer"}; !slices.Equal(names(form.Header), want) {
 		t.Errorf("form set %q, want %q", names(form.Header), want)
 	}
-	if p.BodyHeaderSet(profile.Fetch, profile.HTTP1) != nil {
-		t.Error("an http/1.1 body set without an http/1.1 visit")
+	// Without an http/1.1 visit, the http/1.1 sets are the embedded
+	// Firefox's, with the recorded browser's own User-Agent.
+	if h1 := p.BodyHeaderSet(profile.Fetch, profile.HTTP1); h1 == nil || p.Fallback != "firefox153-linux" ||
+		!slices.Contains(p.Filled(), "http/1.1 fetch with a body") || h1.Header.Get("User-Agent") != post.Header.Get("user-agent") {
+		t.Errorf("http/1.1 fetch set with a body %+v from fallback %q (filled %q)", h1, p.Fallback, p.Filled())
+	}
+	if slices.Contains(p.Filled(), "h2 fetch with a body") {
+		t.Error("a recorded set listed as filled")
+	}
+	if r := p.Reference; r == nil || !strings.HasPrefix(r.JA4, "t13") || r.Akamai == "" || len(r.HeaderOrder) == 0 {
+		t.Errorf("reference %+v", r)
 	}
 	if p.Name != "firefox999-linux" || p.HTTP2.ConnWindowUpdate != 12517377 || p.HTTP2.FirstStreamID != 1 {
 		t.Fatalf("profile %+v", p)
@@ -301,5 +311,26 @@ func TestWaitCaptureBodyMissing(t *testing.T) {
 		"http/1.1 navigate", "http/1.1 fetch", "http/1.1 subresource", "http/1.1 image", "http/1.1 fetch with a body", "http/1.1 navigate with a body"}
 	if !slices.Equal(ce.Missing, want) {
 		t.Fatalf("missing %q, want %q", ce.Missing, want)
+	}
+}
+
+// TestEmbeddedOf checks the fallback a capture names: the browser's
+// profile on the captured OS, else on its home OS, else on any.
+func TestEmbeddedOf(t *testing.T) {
+	for _, tc := range []struct {
+		b    profile.Browser
+		os   profile.OS
+		want string
+	}{
+		{profile.Chrome, profile.Windows, "chrome156-windows"},
+		{profile.Firefox, profile.Android, "firefox153-linux"},
+		{profile.Safari, profile.IOS, "safari18-ios"},
+	} {
+		if p := embeddedOf(tc.b, tc.os); p == nil || p.Name != tc.want {
+			t.Errorf("embeddedOf(%v, %v) = %v, want %s", tc.b, tc.os, p, tc.want)
+		}
+	}
+	if p := embeddedOf(profile.Edge, profile.Linux); p == nil || p.Browser != profile.Edge {
+		t.Errorf("embeddedOf(edge, linux) = %v, want an Edge profile", p)
 	}
 }

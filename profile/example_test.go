@@ -1,7 +1,9 @@
 package profile_test
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/guise-http/guise/profile"
@@ -45,4 +47,31 @@ func ExampleNames() {
 	// safari18-macos
 	// safari26-ios
 	// safari26-macos
+}
+
+func ExampleLoad() {
+	_, err := profile.Load("testdata/no-such-profile.json")
+	var le *profile.LoadError
+	fmt.Println(errors.As(err, &le), le.Path)
+	// Output:
+	// true testdata/no-such-profile.json
+}
+
+func ExampleSet_Draw() {
+	set, err := profile.ParseSet("chrome:3,firefox:1")
+	if err != nil {
+		panic(err)
+	}
+	seeded := rand.NewChaCha8([32]byte{1}) // any io.Reader; nil means crypto/rand
+	n := map[profile.Browser]int{}
+	for range 400 {
+		p, err := set.Draw(seeded)
+		if err != nil {
+			panic(err)
+		}
+		n[p.Browser]++
+	}
+	fmt.Println(n[profile.Chrome] > 250, n[profile.Firefox] > 60)
+	// Output:
+	// true true
 }

@@ -69,6 +69,17 @@ type wireProfile struct {
 	Headers  []wireHeaderSet `json:"headers"`
 	QUIC     *wireQUIC       `json:"quic,omitempty"`
 	HTTP3    *wireHTTP3      `json:"http3,omitempty"`
+	// Reference and Fallback: see Profile.
+	Reference *wireReference `json:"reference,omitempty"`
+	Fallback  string         `json:"fallback,omitempty"`
+}
+
+type wireReference struct {
+	JA4         string   `json:"ja4"`
+	JA3N        string   `json:"ja3n"`
+	Akamai      string   `json:"akamai"`
+	PseudoOrder []string `json:"pseudo_order"`
+	HeaderOrder []string `json:"header_order"`
 }
 
 type wireTLS struct {
@@ -154,8 +165,18 @@ type wireHeaderSet struct {
 // header names or values, or a name that is not the canonical
 // "<browser><version>-<os>" are errors of type *ParseError.
 //
+// A file with a Fallback gets the header sets it lacks from that embedded
+// profile (see Profile.Fallback); one naming no embedded profile of its
+// browser is an error.
+//
 // Parse(p.Marshal()) returns a profile equal to p.
 func Parse(data []byte) (*Profile, error) {
+	return parse(data, true)
+}
+
+// parse is Parse; the embedded files are parsed with fill false, as the
+// registry is not there yet to take a fallback from.
+func parse(data []byte, fill bool) (*Profile, error) {
 	if len(data) > MaxFileSize {
 		return nil, perr("", "file is %d bytes, more than %d", len(data), MaxFileSize)
 	}
@@ -178,6 +199,11 @@ func Parse(data []byte) (*Profile, error) {
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
+	}
+	if fill && p.Fallback != "" {
+		if err := p.fill(); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -239,9 +265,13 @@ func toWire(p *Profile) *wireProfile {
 			WebSocketPseudoOrder: p.HTTP2.WebSocketPseudoOrder,
 			HPACK:                wireHPACK(p.HTTP2.HPACK),
 		},
-		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded},
-		QUIC:  quicToWire(p.QUIC),
-		HTTP3: http3ToWire(p.HTTP3),
+		HTTP1:    wireHTTP1{Recorded: p.HTTP1.Recorded},
+		QUIC:     quicToWire(p.QUIC),
+		HTTP3:    http3ToWire(p.HTTP3),
+		Fallback: p.Fallback,
+	}
+	if r := p.Reference; r != nil {
+		w.Reference = &wireReference{JA4: r.JA4, JA3N: r.JA3N, Akamai: r.Akamai, PseudoOrder: r.PseudoOrder, HeaderOrder: r.HeaderOrder}
 	}
 	for _, s := range p.HTTP2.Settings {
 		w.HTTP2.Settings = append(w.HTTP2.Settings, wireSetting{uint16(s.ID), s.Value})
@@ -253,6 +283,9 @@ func toWire(p *Profile) *wireProfile {
 		w.HTTP2.HeaderPriority = append(w.HTTP2.HeaderPriority, wireKindPriority(kp))
 	}
 	for _, hs := range p.Headers {
+		if hs.fallback {
+			continue // Parse takes it from the fallback again
+		}
 		ws := wireHeaderSet{Kind: hs.Kind, Proto: hs.Proto, Body: hs.Body, Redirect: hs.Redirect}
 		for _, f := range hs.Header {
 			ws.Header = append(ws.Header, wireField{
@@ -289,7 +322,12 @@ func fromWire(w *wireProfile) (*Profile, error) {
 			WebSocketPseudoOrder: nilIfEmpty(w.HTTP2.WebSocketPseudoOrder),
 			HPACK:                HPACK(w.HTTP2.HPACK),
 		},
-		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded},
+		HTTP1:    HTTP1Options{Recorded: w.HTTP1.Recorded},
+		Fallback: w.Fallback,
+	}
+	if r := w.Reference; r != nil {
+		p.Reference = &Reference{JA4: r.JA4, JA3N: r.JA3N, Akamai: r.Akamai,
+			PseudoOrder: nilIfEmpty(r.PseudoOrder), HeaderOrder: nilIfEmpty(r.HeaderOrder)}
 	}
 	p.HTTP2.HPACK.NoIndex = nilIfEmpty(p.HTTP2.HPACK.NoIndex)
 	p.HTTP2.HPACK.NeverIndex = nilIfEmpty(p.HTTP2.HPACK.NeverIndex)
@@ -420,7 +458,41 @@ func (p *Profile) validate() error {
 	if err := p.HTTP2.validate(p.Headers); err != nil {
 		return err
 	}
-	return p.validateH3()
+	if err := p.validateH3(); err != nil {
+		return err
+	}
+	if err := p.Reference.validate(); err != nil {
+		return err
+	}
+	if p.Fallback != "" && !strings.HasPrefix(p.Fallback, p.Browser.String()) {
+		return perr("fallback", "%q is not a profile of %v", p.Fallback, p.Browser)
+	}
+	return nil
+}
+
+func (r *Reference) validate() error {
+	if r == nil {
+		return nil
+	}
+	for _, f := range [...]struct{ v, field string }{{r.JA4, "ja4"}, {r.JA3N, "ja3n"}, {r.Akamai, "akamai"}} {
+		if f.v == "" || !fields.ValidValue(f.v) {
+			return perr("reference."+f.field, "missing or invalid (%q)", f.v)
+		}
+	}
+	for _, l := range [...]struct {
+		names []string
+		field string
+	}{{r.PseudoOrder, "pseudo_order"}, {r.HeaderOrder, "header_order"}} {
+		if len(l.names) == 0 {
+			return perr("reference."+l.field, "missing")
+		}
+		for i, n := range l.names {
+			if !fields.ValidName(strings.TrimPrefix(n, ":")) {
+				return perr(fmt.Sprintf("reference.%s[%d]", l.field, i), "invalid name %q", n)
+			}
+		}
+	}
+	return nil
 }
 
 // validateH3 checks the QUIC and HTTP/3 parts: both or neither, and h3
@@ -667,6 +739,10 @@ func (h *HPACK) validate() error {
 	return nil
 }
 
+// maxSetFields bounds the fields of a header set (guise's request
+// templates mark fields by bits of a uint64).
+const maxSetFields = 64
+
 func validateHeaderSets(sets []HeaderSet) error {
 	if len(sets) == 0 {
 		return perr("headers", "missing")
@@ -692,6 +768,12 @@ func validateHeaderSets(sets []HeaderSet) error {
 		}
 		if len(hs.Header) == 0 {
 			return perr(field+".header", "empty")
+		}
+		if len(hs.Header) > maxSetFields {
+			return perr(field+".header", "%d fields, more than %d", len(hs.Header), maxSetFields)
+		}
+		if hs.Proto == HTTP1 && !hs.Body && !hs.Redirect && !slices.ContainsFunc(hs.Header, func(f fields.Field) bool { return fields.EqualFold(f.Name, "host") }) {
+			return perr(field+".header", "an http/1.1 set without a Host field")
 		}
 		for j, f := range hs.Header {
 			ff := fmt.Sprintf("%s.header[%d]", field, j)

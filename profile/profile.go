@@ -6,7 +6,10 @@
 //
 // Profiles are JSON files written by `guise capture` (see Marshal) and
 // embedded from data/*.json. They are decoded on the first Lookup or Names
-// call, once, and cached; nothing runs at package initialisation.
+// call, once, and cached; nothing runs at package initialisation. A user's
+// own file is read with Load (or Parse, or Open for a name or a file),
+// with the same checks, and a Set holds profiles with weights to draw one
+// from.
 //
 // The package does not import uTLS: turning a recorded hello into a
 // handshake is internal/tlsfp's job.
@@ -87,6 +90,33 @@ type Profile struct {
 	// header sets then have no Proto H3), both set otherwise.
 	QUIC  *QUIC
 	HTTP3 *HTTP3
+	// Reference is what the echo server saw the real browser send when
+	// `guise capture` recorded this profile, for `guise fingerprint` to
+	// compare a visit with; nil when the profile has none (the embedded
+	// profiles, and files written before capture recorded it).
+	Reference *Reference
+	// Fallback names the embedded profile (canonical name, same browser)
+	// whose header sets stand in for the ones the file lacks: HTTP/1.1
+	// sets when the capture had no HTTP/1.1 visit, sets for requests with
+	// a body when it had no visit of the flow page, and so on. Parse adds
+	// those sets with the file's own values of the fields both have (the
+	// User-Agent, client hints), so the browser stays one version; they
+	// are listed by Filled and not written back by Marshal. "" means none.
+	Fallback string
+}
+
+// Reference is a fingerprint of the real browser's first HTTP/2
+// navigation, as the echo server recorded it.
+type Reference struct {
+	// JA4 and JA3N are the ClientHello's fingerprints.
+	JA4, JA3N string
+	// Akamai is the HTTP/2 fingerprint (SETTINGS, WINDOW_UPDATE, PRIORITY
+	// frames, pseudo-header order).
+	Akamai string
+	// PseudoOrder is the navigation's pseudo-header order.
+	PseudoOrder []string
+	// HeaderOrder is the navigation's field names in wire order.
+	HeaderOrder []string
 }
 
 // TLS is a browser's TLS ClientHello as recorded.
@@ -247,6 +277,9 @@ type HeaderSet struct {
 	// a body has no Content-Type, a form submission keeps its own. Same form
 	// as PerRequest.
 	NeedsBody []string
+
+	// fallback marks a set Parse took from the profile's Fallback.
+	fallback bool
 }
 
 // HeaderSet returns the default header set for kind over proto, for
@@ -305,6 +338,12 @@ func (p *Profile) Clone() *Profile {
 	c.HTTP2.HPACK.NeverIndex = slices.Clone(p.HTTP2.HPACK.NeverIndex)
 	c.QUIC = p.QUIC.clone()
 	c.HTTP3 = p.HTTP3.clone()
+	if p.Reference != nil {
+		r := *p.Reference
+		r.PseudoOrder = slices.Clone(r.PseudoOrder)
+		r.HeaderOrder = slices.Clone(r.HeaderOrder)
+		c.Reference = &r
+	}
 	c.Headers = slices.Clone(p.Headers)
 	for i := range c.Headers {
 		c.Headers[i].Header = c.Headers[i].Header.Clone()
@@ -350,9 +389,13 @@ func load() *registry {
 				reg.err = fmt.Errorf("profile: reading %s: %w", e.Name(), err)
 				return
 			}
-			p, err := Parse(b)
+			p, err := parse(b, false)
 			if err != nil {
 				reg.err = fmt.Errorf("profile: embedded %s: %w", e.Name(), err)
+				return
+			}
+			if p.Fallback != "" {
+				reg.err = fmt.Errorf("profile: embedded %s has a fallback", e.Name())
 				return
 			}
 			if p.Name+".json" != e.Name() {

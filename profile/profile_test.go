@@ -441,6 +441,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"format":1}`))
+	f.Add([]byte(`{"format":2,"fallback":"chrome156-linux","reference":{"ja4":"t13d","ja3n":"x","akamai":"1:1|0|0|m,a,s,p","pseudo_order":[":method"],"header_order":["a"]}}`))
 	f.Add([]byte(`{"format":2}`))
 	f.Add([]byte(`{"format":2,"http2":{"hpack":{"huffman":"shorter","name_ref":"last-match","size_update":"on-setting","no_index":[":path"]}}}`))
 	f.Add([]byte(`{"format":2,"headers":[{"kind":"navigate","proto":"h2","redirect":true,"header":[{"name":"a","value":"b","user_activation":true,"needs_body":true}]}]}`))

@@ -64,8 +64,11 @@ export interface RequestInit {
   redirect?: 'follow' | 'manual' | 'error';
   /** Whole request, in milliseconds. */
   timeout?: number;
-  /** A guise profile name: 'chrome', 'firefox', 'chrome156-windows', ... */
-  browser?: string;
+  /** A guise profile name ('chrome', 'firefox', 'chrome156-windows', ...), a
+   * profile file from `guise capture` (its path, a file: URL, its JSON or the
+   * parsed object), or a weighted set ('chrome:3,firefox:1'), drawn from per
+   * request. */
+  browser?: Browser;
   proxy?: string;
   insecure?: boolean;
   /** Root certificates (PEM) for this request. */
@@ -80,8 +83,14 @@ export interface RequestInit {
   session?: Session;
 }
 
+/** A profile name, a profile file (path, file: URL, JSON, parsed object) or a
+ * weighted set such as 'chrome:3,firefox:1,mine.json:2'. */
+export type Browser = string | URL | object;
+
 export interface TransportOptions {
-  browser?: string;
+  browser?: Browser;
+  /** Seed of the Sessions' draws from a set in browser, for reproducible picks. */
+  seed?: number;
   maxConnsPerHost?: number;
   maxIdleConnsPerHost?: number;
   poolMaxIdlePerHost?: number;

@@ -417,7 +417,7 @@ async function send(client, input, init) {
   const flags = (init.insecure ? 1 : 0) | (init.scripted ? 2 : 0);
   const [call, done] = native.start(
     client, init.method ? String(init.method).toUpperCase() : '', url, header, body, stream,
-    optNum(init.contentLength), optNum(init.timeout), init.browser, init.proxy, init.referrer,
+    optNum(init.contentLength), optNum(init.timeout), profileOf(init.browser), init.proxy, init.referrer,
     init.ca, kind, redirect, protocolOf(init), flags, init.prefetch || 0,
   );
   if (stream !== 0) pump(stream, streamBody);
@@ -464,9 +464,20 @@ function create(which, opts) {
   return native.create(which, JSON.stringify(opts));
 }
 
+// profileOf is the profile option of browser: a name ('chrome'), a profile
+// file's path (a string or a file: URL), its JSON (a string, or the parsed
+// object), or a weighted set ('chrome:3,firefox:1,mine.json:2').
+function profileOf(browser) {
+  if (!browser) return browser;
+  if (browser instanceof URL) return require('node:url').fileURLToPath(browser);
+  if (typeof browser === 'object') return JSON.stringify(browser);
+  return String(browser);
+}
+
 function transportJSON(o) {
   const t = {};
-  if (o.browser) t.profile = o.browser;
+  if (o.browser) t.profile = profileOf(o.browser);
+  if (o.seed) t.seed = o.seed;
   if (o.maxConnsPerHost) t.maxConnsPerHost = o.maxConnsPerHost;
   if (o.maxIdleConnsPerHost !== undefined) t.maxIdleConnsPerHost = o.maxIdleConnsPerHost;
   if (o.poolMaxIdlePerHost !== undefined) t.maxIdleConnsPerHost = o.poolMaxIdlePerHost;
@@ -518,7 +529,8 @@ class Session {
   constructor(opts) {
     opts = opts || {};
     const o = opts.transport ? {} : transportJSON(opts);
-    if (opts.browser) o.profile = opts.browser;
+    if (opts.browser) o.profile = profileOf(opts.browser);
+    if (opts.seed) o.seed = opts.seed;
     if (opts.proxy) o.proxy = opts.proxy;
     if (opts.proxyFromEnvironment) o.proxyFromEnvironment = true;
     if (opts.timeout) o.timeoutMs = opts.timeout;

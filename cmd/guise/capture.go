@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guise-http/guise/fingerprint"
+	"github.com/guise-http/guise/profile"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +34,16 @@ submits a form, for the header sets of requests with a body), then write one
 profile file in guise's profile format.
 
 With --http1, also wait for a visit with HTTP/2 disabled in the browser, so
-that the profile's HTTP/1.1 header sets are recorded rather than absent.
+that the profile's HTTP/1.1 header sets are recorded. What the visits did
+not show (the HTTP/1.1 sets without --http1, the sets of requests with a
+body with --body=false) is taken from the embedded profile of the same
+browser, which the file names as its fallback, with the browser's own
+User-Agent and client hints; capture lists those sets. The file also keeps
+what the browser sent (JA4, JA3N, Akamai, header order), which
+'guise fingerprint --profile FILE' compares guise's visit with.
+
+It prints the steps for Chrome, Edge, Firefox and Safari, on this machine
+or another one that reaches it (--addr 0.0.0.0:8443 there).
 When --timeout passes first, the profile is written if what was recorded
 makes a valid one, and what is missing is reported.`,
 		Args: cobra.NoArgs,
@@ -55,6 +66,7 @@ makes a valid one, and what is missing is reported.`,
 			if body {
 				fmt.Fprintf(w, "  then visit https://fp.test:%s%s (a fetch() POST and a form submission)\n", port, fingerprint.FlowStart)
 			}
+			captureSteps(w, port, caOut, body, http1)
 			want := fingerprint.Want{HTTP1: http1, Resumed: true, Body: body}
 			fmt.Fprintf(w, "waiting up to %v for: %v\n", timeout, want.Missing(nil))
 			wctx, cancel := context.WithTimeout(ctx, timeout)
@@ -86,6 +98,7 @@ makes a valid one, and what is missing is reported.`,
 				return err
 			}
 			fmt.Fprintf(w, "wrote profile %s to %s\n", p.Name, out)
+			reportProfile(w, p)
 			if werr != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "guise: warning: %v\n", werr)
 			}
@@ -153,5 +166,64 @@ func settle(ctx context.Context, s *fingerprint.Server, quiet, max time.Duration
 			t.Stop()
 		}
 		return s.Records()
+	}
+}
+
+// captureSteps prints how to make each desktop browser visit the capture:
+// the name to resolve, the CA to trust, the pages, and how to turn HTTP/2
+// off for the HTTP/1.1 sets.
+func captureSteps(w io.Writer, port, caOut string, body, http1 bool) {
+	ca := caOut
+	if ca == "" {
+		ca = "CA.pem (write it with --ca-out CA.pem)"
+	}
+	page := "https://fp.test:" + port + "/"
+	if body {
+		page += " then https://fp.test:" + port + fingerprint.FlowStart
+	}
+	fmt.Fprintf(w, `steps, in the browser you use every day (this machine, or another one: map fp.test and
+sub.fp.test to this machine's address in its hosts file, and run capture with --addr 0.0.0.0:%[1]s):
+  1. trust the CA %[2]s, in a browser profile kept for this:
+     Chrome, Edge: Windows: certutil -addstore -user Root %[2]s; macOS: open it in Keychain Access,
+       Trust: Always Trust; Linux: certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n guise-echo -i %[2]s
+       (or start a throwaway profile with --user-data-dir=DIR --ignore-certificate-errors)
+     Firefox: Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import,
+       "Trust this CA to identify websites" (remove it afterwards)
+     Safari: macOS: open it in Keychain Access (login keychain), Trust: Always Trust; iOS: install
+       the file, then Settings > General > About > Certificate Trust Settings: turn it on
+  2. visit %[3]s, and wait for the page to finish
+`, port, ca, page)
+	if http1 {
+		fmt.Fprintf(w, `  3. for the HTTP/1.1 sets, visit the same pages again with HTTP/2 turned off:
+     Chrome, Edge: quit it, start it with --disable-http2 (same profile), visit, quit, start it as usual
+     Firefox: about:config, network.http.http2.enabled = false; visit; set it back to true
+     Safari: HTTP/2 cannot be turned off; stop the capture after step 2 (the HTTP/1.1 sets
+       then come from the embedded Safari profile)
+`)
+	} else {
+		fmt.Fprintf(w, "  (the HTTP/1.1 sets come from the embedded profile of the browser; --http1 records them)\n")
+	}
+}
+
+// reportProfile prints what the written profile holds that the visits did
+// not show, and the reference fingerprint it keeps.
+func reportProfile(w io.Writer, p *profile.Profile) {
+	if r := p.Reference; r != nil {
+		fmt.Fprintf(w, "recorded reference: ja4 %s, akamai %s\n", r.JA4, r.Akamai)
+	}
+	filled := p.Filled()
+	switch {
+	case len(filled) > 0:
+		fmt.Fprintf(w, "not recorded, from the embedded %s (the file names it as its fallback):\n", p.Fallback)
+		for _, f := range filled {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	case p.Fallback == "":
+		fmt.Fprintf(w, "no embedded profile of %s to fall back to: requests without a recorded set fail\n", p.Browser)
+	default:
+		fmt.Fprintf(w, "every header set recorded\n")
+	}
+	if p.QUIC == nil {
+		fmt.Fprintf(w, "no HTTP/3 recorded: the profile speaks h2 and HTTP/1.1 only\n")
 	}
 }

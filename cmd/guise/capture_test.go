@@ -130,6 +130,9 @@ func TestCaptureCommand(t *testing.T) {
 		"--ca-out", ca, "--timeout", "20s", "--records", filepath.Join(dir, "recs")})
 	l := nextLine(t, lines, "guise echo server: https://")
 	addr := strings.Fields(strings.TrimPrefix(l, "guise echo server: https://"))[0]
+	for _, want := range []string{"steps, in the browser", "Chrome, Edge:", "Firefox:", "Safari:", "visit https://fp.test:"} {
+		nextLine(t, lines, want)
+	}
 	nextLine(t, lines, "waiting up to")
 
 	cache := tls.NewLRUClientSessionCache(4)
@@ -154,6 +157,9 @@ func TestCaptureCommand(t *testing.T) {
 	fetchAs(t, echoClient(t, addr, ca, cache), "/api/resume", map[string]string{"User-Agent": ua})
 
 	nextLine(t, lines, "wrote profile firefox999-linux")
+	nextLine(t, lines, "recorded reference: ja4 t13")
+	nextLine(t, lines, "not recorded, from the embedded firefox153-linux")
+	nextLine(t, lines, "http/1.1 navigate")
 	for range lines {
 	}
 	if err := <-done; err != nil {

@@ -38,17 +38,19 @@ needs no network. The exit status is 1 when anything differs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all {
-				names = nil
-				for _, n := range profile.Names() {
-					p, err := profile.Lookup(n)
-					if err == nil && p.Name == n {
-						names = append(names, n)
-					}
+				names = profile.Names()
+			}
+			var ps []*profile.Profile
+			for _, n := range names {
+				p, err := profile.Open(n)
+				if err != nil {
+					return &exitError{exitUsage, err}
 				}
+				ps = append(ps, p)
 			}
 			ok := true
-			for _, n := range names {
-				good, err := runFingerprint(cmd.Context(), n, cmd.OutOrStdout())
+			for _, p := range ps {
+				good, err := runFingerprint(cmd.Context(), p, cmd.OutOrStdout())
 				if err != nil {
 					return err
 				}
@@ -60,7 +62,7 @@ needs no network. The exit status is 1 when anything differs.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVar(&names, "profile", []string{profile.Default}, "profile name(s) to check")
+	cmd.Flags().StringSliceVar(&names, "profile", []string{profile.Default}, "profile(s) to check: names, or profile files from 'guise capture' (checked against the visit the file recorded)")
 	cmd.Flags().BoolVar(&all, "all", false, "check every profile")
 	return cmd
 }
@@ -96,11 +98,7 @@ type seen struct {
 	resumed        bool
 }
 
-func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, error) {
-	p, err := profile.Lookup(name)
-	if err != nil {
-		return false, err
-	}
+func runFingerprint(ctx context.Context, p *profile.Profile, out io.Writer) (bool, error) {
 	srv, err := startEcho()
 	if err != nil {
 		return false, err
@@ -115,7 +113,7 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 	t := &guise.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, network, addr)
 	}}
-	s := &guise.Session{Profile: name, RootCAs: srv.CertPool(), Transport: t, Timeout: 10 * time.Second}
+	s := &guise.Session{Browser: p, RootCAs: srv.CertPool(), Transport: t, Timeout: 10 * time.Second}
 	url := "https://fp.test:" + port + "/api/all"
 	resp, err := s.Get(ctx, url)
 	if err != nil {
@@ -130,7 +128,7 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 	var h3url string
 	var h3err error
 	if p.QUIC != nil {
-		h3url, h3err = visitH3(ctx, name, srv)
+		h3url, h3err = visitH3(ctx, p, srv)
 	}
 	srv.Close()
 
@@ -154,11 +152,30 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	against := "recording"
+	if !profile.IsEmbedded(p) {
+		if r := p.Reference; r != nil {
+			// What the real browser sent when the file was captured.
+			want = &seen{ja3n: r.JA3N, ja4: r.JA4, akamai: r.Akamai, pseudo: r.PseudoOrder, order: r.HeaderOrder}
+			against = "browser"
+		} else {
+			against = "file"
+		}
+	}
 
 	fmt.Fprintf(out, "profile %s (%s %d on %s; %s)\n", p.Name, p.Browser, p.Version, p.OS, recordedWord(p))
+	switch against {
+	case "browser":
+		fmt.Fprintf(out, "from a file: compared with what the browser sent when it was captured\n")
+	case "file":
+		fmt.Fprintf(out, "from a file without a recorded reference (capture it with 'guise capture'): compared with the file's own data\n")
+	}
+	if filled := p.Filled(); len(filled) > 0 {
+		fmt.Fprintf(out, "header sets from the embedded %s (the file has none): %s\n", p.Fallback, strings.Join(filled, ", "))
+	}
 	fmt.Fprintf(out, "visited %s over %s\n\n", url, got.proto)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tguise sent\trecording\t")
+	fmt.Fprintln(tw, "\tguise sent\t"+against+"\t")
 	ok := true
 	row := func(what, g, w string, match bool) {
 		mark := "match"
@@ -188,7 +205,7 @@ func runFingerprint(ctx context.Context, name string, out io.Writer) (bool, erro
 		g, w := at(got.order, i), at(want.order, i)
 		mark := ""
 		if g != w {
-			mark = "   <- recording: " + w
+			mark = "   <- " + against + ": " + w
 		}
 		fmt.Fprintf(out, "  %2d %s%s\n", i+1, g, mark)
 	}

@@ -26,12 +26,12 @@ const h3Timeout = 5 * time.Second
 // localhost rather than fp.test: guise's QUIC dial resolves the name
 // itself (a Transport.DialContext carries TCP only), and none of the
 // facts printH3 shows depends on the name.
-func visitH3(ctx context.Context, name string, srv *fingerprint.Server) (string, error) {
+func visitH3(ctx context.Context, p *profile.Profile, srv *fingerprint.Server) (string, error) {
 	_, port, _ := net.SplitHostPort(srv.ListenAddr())
 	url := "https://localhost:" + port + "/"
 	t := &guise.Transport{}
 	defer t.Close()
-	s := &guise.Session{Profile: name, RootCAs: srv.CertPool(), Transport: t, Protocol: guise.HTTP3, Timeout: h3Timeout}
+	s := &guise.Session{Browser: p, RootCAs: srv.CertPool(), Transport: t, Protocol: guise.HTTP3, Timeout: h3Timeout}
 	defer s.Close()
 	resp, err := s.Get(ctx, url)
 	if err != nil {

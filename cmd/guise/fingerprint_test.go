@@ -19,7 +19,7 @@ import (
 func TestFingerprintCommand(t *testing.T) {
 	for _, name := range profile.Names() {
 		var out bytes.Buffer
-		ok, err := runFingerprint(context.Background(), name, &out)
+		ok, err := runFingerprint(context.Background(), mustLookup(t, name), &out)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -42,7 +42,7 @@ func TestFingerprintCommand(t *testing.T) {
 func TestFingerprintH3(t *testing.T) {
 	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
 		var out bytes.Buffer
-		ok, err := runFingerprint(context.Background(), name, &out)
+		ok, err := runFingerprint(context.Background(), mustLookup(t, name), &out)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -125,7 +125,7 @@ func TestFingerprintNoUDP(t *testing.T) {
 	defer func() { echoNoUDP = false }()
 	var out bytes.Buffer
 	start := time.Now()
-	ok, err := runFingerprint(context.Background(), "chrome156-linux", &out)
+	ok, err := runFingerprint(context.Background(), mustLookup(t, "chrome156-linux"), &out)
 	if err != nil || !ok {
 		t.Fatalf("%v %v:\n%s", ok, err, out.String())
 	}
@@ -134,5 +134,34 @@ func TestFingerprintNoUDP(t *testing.T) {
 	}
 	if el := time.Since(start); el > h3Timeout {
 		t.Errorf("took %v", el)
+	}
+}
+
+func mustLookup(t *testing.T, name string) *profile.Profile {
+	t.Helper()
+	p, err := profile.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFingerprintFileWithoutReference checks an embedded profile's file
+// loaded as a user's would be: every row, HTTP/3 included, matches, and
+// the output says the file has no recorded reference.
+func TestFingerprintFileWithoutReference(t *testing.T) {
+	for _, name := range []string{"chrome156-linux", "firefox153-linux"} {
+		p, err := profile.Load(filepath.Join("..", "..", "profile", "data", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		ok, err := runFingerprint(context.Background(), p, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := out.String(); !ok || !strings.Contains(o, "without a recorded reference") || !strings.Contains(o, ": all match") || !strings.Contains(o, " over h3\n") {
+			t.Fatalf("%s:\n%s", name, o)
+		}
 	}
 }

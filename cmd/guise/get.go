@@ -54,6 +54,7 @@ type getFlags struct {
 	fail      bool
 	silent    bool
 	profile   string
+	seed      uint64
 	resolve   []string
 	timeout   time.Duration
 	kind      string
@@ -95,7 +96,8 @@ func newGetCmd() *cobra.Command {
 	fl.StringVar(&f.cacert, "cacert", "", "verify the server certificate against the CA certificates in this PEM FILE (instead of the embedded Mozilla roots)")
 	fl.BoolVarP(&f.fail, "fail", "f", false, "exit 22 on an HTTP status of 400 or more, printing no body")
 	fl.BoolVarP(&f.silent, "silent", "s", false, "no progress bar and no error message")
-	fl.StringVar(&f.profile, "profile", "", "browser profile (see 'guise profiles'); default chrome")
+	fl.StringVar(&f.profile, "profile", "", profileUsage)
+	fl.Uint64Var(&f.seed, "seed", 0, seedUsage)
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
 	fl.DurationVarP(&f.timeout, "max-time", "m", 0, "whole-request time limit, e.g. 30s")
 	fl.StringVar(&f.kind, "kind", "navigate", "request kind for the default headers: navigate, fetch, subresource")
@@ -172,8 +174,11 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 			return &exitError{exitUsage, err}
 		}
 	}
-	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t,
+	s := &guise.Session{InsecureSkipVerify: f.insecure, Timeout: f.timeout, Transport: t,
 		Proxy: f.proxy, MaxRedirects: f.maxRedirs, Jar: jar, RawBody: f.raw, Protocol: f.proto.protocol()}
+	if err := useProfile(s, f.profile, f.seed); err != nil {
+		return err
+	}
 	if f.cacert != "" {
 		if s.RootCAs, err = readCACert(f.cacert); err != nil {
 			return &exitError{exitCACert, err}
@@ -186,7 +191,7 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 	defer s.Close()
 
 	if f.verbose {
-		fmt.Fprintf(stderr, "* %s %s as %s\n", methodOr(req.Method), req.URL, orDefault(f.profile, "chrome"))
+		fmt.Fprintf(stderr, "* %s %s as %s\n", methodOr(req.Method), req.URL, profileName(s))
 	}
 	start := time.Now()
 	resp, err := s.Do(ctx, req)
@@ -308,13 +313,6 @@ func methodOr(m string) string {
 		return "GET"
 	}
 	return m
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func writeHead(w io.Writer, resp *guise.Response, prefix string) {

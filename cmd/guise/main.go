@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	guise fingerprint [--profile NAME,... | --all]
+//	guise fingerprint [--profile NAME|FILE,... | --all]
 //	guise get [flags] URL
 //	guise serve [--addr HOST:PORT] [--ca-out FILE]
 //	guise capture --out FILE [--addr HOST:PORT] [--ca-out FILE]
@@ -19,7 +19,9 @@
 //
 // get is curl-like: -X, -H, -d, -o, -i, -I, -v, -s, -k, -f, -L, -m, -b, -c,
 // -x, -e, --max-redirs, --resolve and --cacert mean what curl's flags of the
-// same name mean; --profile picks the browser, --kind the kind of request,
+// same name mean; --profile picks the browser (a name, a profile file from
+// capture, or a weighted set such as chrome:3,firefox:1, drawn from with
+// --seed), --kind the kind of request,
 // and --raw hands the body over without undoing its Content-Encoding
 // ('guise get --help' lists them all). Where curl has an exit code for a failure,
 // get exits with the same one: 3 bad URL, 6 resolve, 7 connect, 8 a reply
@@ -37,7 +39,9 @@
 // and HTTP/1.1, first and resumed connections, and the /flow/start pages
 // whose fetch() POST and form submission give the header sets of requests
 // with a body) and writes one profile file in the format package profile
-// embeds.
+// embeds, with what the browser sent as its reference and the embedded
+// profile whose sets stand in for those the visits did not show. It prints
+// the steps for Chrome, Edge, Firefox and Safari.
 //
 // profiles lists the embedded profiles, their browser, version, OS and
 // whether they were recorded.

@@ -28,6 +28,7 @@ type wsFlags struct {
 	insecure bool
 	cacert   string
 	profile  string
+	seed     uint64
 	resolve  []string
 	origin   string
 	proxy    string
@@ -60,7 +61,8 @@ otherwise (a close code other than 1000/1001, a dropped connection, a ping timeo
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra handshake header 'Name: value' (repeatable)")
 	fl.BoolVarP(&f.insecure, "insecure", "k", false, "do not verify the server certificate")
 	fl.StringVar(&f.cacert, "cacert", "", "verify the server certificate against the CA certificates in this PEM FILE")
-	fl.StringVar(&f.profile, "profile", "", "browser profile (see 'guise profiles'); default chrome")
+	fl.StringVar(&f.profile, "profile", "", profileUsage)
+	fl.Uint64Var(&f.seed, "seed", 0, seedUsage)
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
 	fl.StringVar(&f.origin, "origin", "", "the page origin the socket is opened from (default: the URL's own)")
 	fl.StringVarP(&f.proxy, "proxy", "x", "", "proxy URL: http://, https://, socks5://, socks5h://, socks4a:// with user:pass@")
@@ -102,7 +104,10 @@ func runWS(ctx context.Context, f *wsFlags, rawURL string, stdin io.Reader, stdo
 			return d.DialContext(ctx, network, addr)
 		}
 	}
-	s := &guise.Session{Profile: f.profile, InsecureSkipVerify: f.insecure, Transport: t, Proxy: f.proxy}
+	s := &guise.Session{InsecureSkipVerify: f.insecure, Transport: t, Proxy: f.proxy}
+	if err := useProfile(s, f.profile, f.seed); err != nil {
+		return err
+	}
 	defer s.Close()
 	if f.cacert != "" {
 		pool, err := readCACert(f.cacert)

@@ -2,6 +2,7 @@
 
 import ctypes
 import json as _json
+import os
 import urllib.parse
 
 from . import _ffi
@@ -48,10 +49,23 @@ _TRANSPORT_TIMEOUTS = {
 }
 
 
+def profile_option(browser):
+    """The profile option of browser: a name ("chrome"), a profile file's
+    path (str or os.PathLike), its JSON (str, or the decoded dict), or a
+    weighted set ("chrome:3,firefox:1,mine.json:2")."""
+    if isinstance(browser, dict):
+        return _json.dumps(browser)
+    if isinstance(browser, os.PathLike):
+        return os.fspath(browser)
+    return browser
+
+
 def transport_options(kw, out):
     """Moves a Transport's keyword arguments from kw into the JSON dict out."""
     if "browser" in kw and kw["browser"] is not None:
-        out["profile"] = kw.pop("browser")
+        out["profile"] = profile_option(kw.pop("browser"))
+    if kw.get("seed") is not None:
+        out["seed"] = kw.pop("seed")
     for k, j in _TRANSPORT_KEYS.items():
         v = kw.pop(k, None)
         if v is not None:
@@ -66,10 +80,12 @@ def transport_options(kw, out):
 def session_options(browser=None, proxy=None, timeout=None, verify=True, trust_store=None,
                     allow_redirects=True, max_redirects=None, raw_body=False, max_body_size=None,
                     protocol=None, http1_only=False, transport=None, cookies=None,
-                    proxy_from_environment=False, **kw):
+                    proxy_from_environment=False, seed=None, **kw):
     o = {}
     if browser:
-        o["profile"] = browser
+        o["profile"] = profile_option(browser)
+    if seed is not None:
+        o["seed"] = seed
     if proxy:
         o["proxy"] = proxy
     if proxy_from_environment:
@@ -178,7 +194,7 @@ class Prepared:
         if timeout is not None:
             r.timeout_ms = ms(timeout)
         if browser:
-            s(r, keep, "profile", browser)
+            s(r, keep, "profile", profile_option(browser))
         if proxy:
             s(r, keep, "proxy", proxy)
         if referrer:

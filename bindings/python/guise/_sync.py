@@ -274,7 +274,10 @@ def send(client, method, url, stream=False, **kw):
 
 class Session:
     """A browser: its connections, TLS tickets and cookie jar. Keyword
-    arguments: browser (a profile name, "chrome", "firefox153-macos"), proxy,
+    arguments: browser (a profile name, "chrome", "firefox153-macos"; a
+    profile file from guise capture, as a path, its JSON or the decoded
+    dict; or a weighted set, "chrome:3,firefox:1", drawn from once per
+    Session, reproducibly with seed=N), proxy,
     timeout (seconds, whole request), verify (False, or a CA bundle path),
     trust_store ("mozilla", "system", "both"), allow_redirects,
     max_redirects, raw_body, max_body_size, protocol ("http1", "http2",
