@@ -159,9 +159,47 @@ def built_for(path):
     return None
 
 
+def _cut_short(path):
+    """What is missing if path is an ELF file shorter than its headers say
+    (a truncated copy, which dlopen may crash on rather than refuse), else
+    None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            size = os.fstat(f.fileno()).st_size
+            if head[:4] != b"\x7fELF" or len(head) < 52:
+                return None
+            order = "<" if head[5] == 1 else ">"
+            if head[4] == 2 and len(head) == 64:
+                phoff, shoff = struct.unpack_from(order + "QQ", head, 0x20)
+                phsize, phnum, shsize, shnum = struct.unpack_from(order + "HHHH", head, 0x36)
+                fmt, fields = order + "IIQQQQQQ", (2, 5)  # p_offset, p_filesz
+            else:
+                phoff, shoff = struct.unpack_from(order + "II", head, 0x1C)
+                phsize, phnum, shsize, shnum = struct.unpack_from(order + "HHHH", head, 0x2A)
+                fmt, fields = order + "IIIIIIII", (1, 4)
+            end = max(shoff + shnum * shsize, phoff + phnum * phsize)
+            if end <= size:
+                f.seek(phoff)
+                ph = f.read(phnum * phsize)
+                for i in range(phnum):
+                    h = struct.unpack_from(fmt, ph, i * phsize)
+                    end = max(end, h[fields[0]] + h[fields[1]])
+    except (OSError, struct.error):
+        return None
+    if end > size:
+        return f"{size} bytes, where its headers describe {end}"
+    return None
+
+
 def _open(path):
     """ctypes.CDLL(path), with an error that says what is wrong and what to
     do when the library cannot be loaded."""
+    short = _cut_short(path)
+    if short:
+        raise OSError(f"guise: cannot load {path} ({short}): it is damaged; reinstall guise "
+                      f"(pip install --force-reinstall), or rebuild it with bindings/build.sh if it is a "
+                      f"checkout's")
     try:
         return ctypes.CDLL(path)
     except OSError as e:
