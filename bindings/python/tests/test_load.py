@@ -23,8 +23,9 @@ def load(env=None, path=None):
     e = dict(os.environ)
     e.pop("GUISE_LIB", None)
     e.update(env or {})
-    if path is not None:
-        e["PYTHONPATH"] = path
+    # The child runs elsewhere (a relative PYTHONPATH would not reach), and
+    # imports the guise this process did unless path says otherwise.
+    e["PYTHONPATH"] = path or os.path.dirname(os.path.dirname(os.path.abspath(guise.__file__)))
     r = subprocess.run([sys.executable, "-c", "from guise import _ffi; _ffi.lib()"], env=e,
                        cwd=tempfile.gettempdir(), capture_output=True, text=True)
     return r.returncode, (r.stderr.strip().splitlines() or [""])[-1]
