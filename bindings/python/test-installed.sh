@@ -13,6 +13,9 @@
 #   3. the sdist installs with Go on PATH (pip install --no-index
 #      --no-build-isolation: go build from its vendored sources) and makes
 #      a request, and without Go fails saying so.
+#
+# PYTHON names the Python to make the venvs with (/usr/bin/python3); before
+# 3.11 step 3 needs tomli in it.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 DIST" >&2; exit 2; }
 dist=$(cd "$1" && pwd)
