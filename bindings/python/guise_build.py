@@ -413,11 +413,13 @@ def _checkout(src):
 
 
 def _run(cmd, cwd, env=None, quiet=False):
-    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE if quiet else None,
-                       stderr=subprocess.STDOUT if quiet else None, text=True)
+    # quiet: stdout is returned and stderr shown only on failure (go list
+    # may warn on stderr; that must not mix into what is parsed).
+    pipe = subprocess.PIPE if quiet else None
+    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=pipe, stderr=pipe, text=True)
     if r.returncode != 0:
         if quiet:
-            sys.stderr.write(r.stdout)
+            sys.stderr.write(r.stdout + r.stderr)
         _fail(f"{' '.join(cmd)} (in {cwd}) failed with exit status {r.returncode}; its output is above")
     return r.stdout
 
