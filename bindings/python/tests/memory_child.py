@@ -8,8 +8,7 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import guise  # noqa: E402
+import guise  # the parent's: PYTHONPATH in a checkout, the venv's when installed
 
 
 def rss():

@@ -4,6 +4,8 @@ ssl) and guise's echo server. Run from the repository root:
     PYTHONPATH=bindings/python /usr/bin/python3 -m unittest discover -s bindings/python/tests -v
 
 GUISE_FULL=1 runs the leak test at 100,000 requests instead of 5,000.
+bindings/python/test-installed.sh DIST runs the same tests against the installed
+wheel, outside the checkout, with GUISE_CLI set to DIST/cli's guise (no Go).
 """
 
 import asyncio
