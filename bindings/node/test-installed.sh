@@ -73,3 +73,7 @@ PATH=$proj/bin node -e 'const g = require("guise"); console.log(`require("guise"
 # PATH (it is skipped when none is), so it runs with this PATH, without Go.
 GUISE_PACKAGE=guise node --test test/load.test.js
 GUISE_PACKAGE=guise PATH=$proj/bin node --expose-gc --test test/guise.test.js
+cp -r "$root/profile/data" "$proj/profile-data"
+GUISE_PACKAGE=guise GUISE_PROFILE_DATA=$proj/profile-data PATH=$proj/bin node --test test/profile-file.test.js
+# The README's Node example, as printed, against the installed package.
+"$root/bindings/readme-examples.sh" node "$proj"

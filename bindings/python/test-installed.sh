@@ -65,16 +65,20 @@ done
 
 step "the suite against the installed wheel, from $tmp/work, without Go"
 cp -r "$here/tests" "$tmp/tests"
+cp -r "$here/../../profile/data" "$tmp/profile-data" # test_profile_file's profile file
 rm -rf "$tmp/tests/__pycache__"
 tar -xzf "$cli" -C "$tmp"
 mkdir "$tmp/work"
-if ! (cd "$tmp/work" && PATH=$nogo GUISE_TEST_INSTALLED=1 GUISE_CLI=$tmp/guise-$version-linux-amd64/guise \
+if ! (cd "$tmp/work" && PATH=$nogo GUISE_TEST_INSTALLED=1 GUISE_PROFILE_DATA=$tmp/profile-data GUISE_CLI=$tmp/guise-$version-linux-amd64/guise \
   "$vpy" -m unittest discover -v -s "$tmp/tests" -t "$tmp/tests" >"$tmp/suite.log" 2>&1); then
   cat "$tmp/suite.log"
   fail "the suite failed against the installed wheel"
 fi
 grep -q "test_installed .* ok$" "$tmp/suite.log" || fail "test_installed did not run"
 tail -3 "$tmp/suite.log"
+
+step "the README's Python example, as printed, with the installed wheel"
+PATH=$nogo "$here/../readme-examples.sh" python "$vpy"
 
 step "the sdist with Go: pip install --no-index --no-build-isolation $(basename "$sdist")"
 "$python" -m venv "$tmp/venv-src"

@@ -12,10 +12,12 @@ const net = require('node:net');
 const readline = require('node:readline');
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const { pathToFileURL } = require('node:url');
-const guise = require('..');
-const { echoServer, root } = require('./helpers');
+const { echoServer, root, guiseModule } = require('./helpers');
 
-const file = path.join(root, 'profile', 'data', 'firefox153-linux.json');
+const guise = require(guiseModule);
+// An embedded profile's file; test-installed.sh, which runs a copy of the
+// tests outside the checkout, copies it out and names its folder.
+const file = path.join(process.env.GUISE_PROFILE_DATA || path.join(root, 'profile', 'data'), 'firefox153-linux.json');
 
 test('a profile file by path, file: URL, JSON and object is the embedded profile on the wire', { timeout: 120000 }, async () => {
   const echo = await echoServer();

@@ -64,7 +64,10 @@ class ProfileFileTest(unittest.TestCase):
     def setUpClass(cls):
         cls.cli = guise_cli()
         cls.echo = Echo(cls.cli)
-        cls.file = os.path.join(ROOT, "profile", "data", "firefox153-linux.json")
+        # An embedded profile's file; test-installed.sh, which runs a copy of
+        # the tests outside the checkout, copies it out and names its folder.
+        data = os.environ.get("GUISE_PROFILE_DATA") or os.path.join(ROOT, "profile", "data")
+        cls.file = os.path.join(data, "firefox153-linux.json")
 
     @classmethod
     def tearDownClass(cls):
