@@ -68,30 +68,8 @@ func TestCaptureChromiumThenUse(t *testing.T) {
 	}
 	nextLine(t, lines, "wrote profile chrome")
 	nextLine(t, lines, "recorded reference: ja4 t13d")
-	for range lines {
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-
-	p, err := profile.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Reference == nil || !p.HTTP1.Recorded || p.Browser != profile.Chrome {
-		t.Fatalf("captured %s: reference %v, http/1.1 recorded %v", p.Name, p.Reference, p.HTTP1.Recorded)
-	}
-	t.Logf("captured %s; sets from %s: %q", p.Name, p.Fallback, p.Filled())
-
 	// The API: a Session with the file, against the browser's reference.
-	var buf bytes.Buffer
-	ok, err := runFingerprint(context.Background(), p, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok || !strings.Contains(buf.String(), "compared with what the browser sent") {
-		t.Fatalf("guise with the captured file differs from the browser:\n%s", buf.String())
-	}
+	useCaptured(t, lines, done, out, profile.Chrome)
 	// The command line's --profile FILE.
 	lines, done = runCmd(t, context.Background(), []string{"fingerprint", "--profile", out})
 	var all strings.Builder
@@ -164,6 +142,15 @@ user_pref("browser.shell.checkDefaultBrowser", false);
 		}
 	}
 	nextLine(t, lines, "wrote profile firefox")
+	useCaptured(t, lines, done, out, profile.Firefox)
+}
+
+// useCaptured waits for the capture command to end, loads the profile file
+// it wrote (out), checks it is b's with a reference and recorded HTTP/1.1
+// sets, and visits the echo server through a Session with it, which must
+// match what the browser sent.
+func useCaptured(t *testing.T, lines <-chan string, done <-chan error, out string, b profile.Browser) {
+	t.Helper()
 	for range lines {
 	}
 	if err := <-done; err != nil {
@@ -173,7 +160,7 @@ user_pref("browser.shell.checkDefaultBrowser", false);
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Reference == nil || !p.HTTP1.Recorded || p.Browser != profile.Firefox {
+	if p.Reference == nil || !p.HTTP1.Recorded || p.Browser != b {
 		t.Fatalf("captured %s: reference %v, http/1.1 recorded %v", p.Name, p.Reference, p.HTTP1.Recorded)
 	}
 	t.Logf("captured %s; sets from %s: %q", p.Name, p.Fallback, p.Filled())
