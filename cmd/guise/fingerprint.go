@@ -46,6 +46,11 @@ needs no network. The exit status is 1 when anything differs.`,
 					}
 				}
 			}
+			for _, n := range names {
+				if err := checkProfile(n); err != nil {
+					return err
+				}
+			}
 			ok := true
 			for _, n := range names {
 				good, err := runFingerprint(cmd.Context(), n, cmd.OutOrStdout())

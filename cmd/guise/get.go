@@ -114,6 +114,9 @@ func newGetCmd() *cobra.Command {
 func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	if err := checkProfile(f.profile); err != nil {
+		return err
+	}
 
 	req := &guise.Request{Method: f.method, URL: rawURL}
 	if !strings.Contains(rawURL, "://") {

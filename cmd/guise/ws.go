@@ -76,6 +76,9 @@ const wsCloseWait = 5 * time.Second
 func runWS(ctx context.Context, f *wsFlags, rawURL string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	if err := checkProfile(f.profile); err != nil {
+		return err
+	}
 	opts := &guise.WebSocketOptions{Origin: f.origin}
 	if f.http1 {
 		opts.Protocol = guise.HTTP1
