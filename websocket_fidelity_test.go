@@ -270,3 +270,72 @@ func wsCompare(t *testing.T, proto string, got fields.Header, hs *profile.Header
 		}
 	}
 }
+
+// TestWebSocketHTTP1OriginMatchesRecordings opens the WebSocket page of an
+// echo server that speaks HTTP/1.1 only (fingerprint.Server.DisableHTTP2)
+// as each recorded profile, the Session's protocol left to the browser's
+// choice, and compares the socket's connection with the browser's on the
+// same server (profile/testdata/recordings/*-websocket-h1origin.json): a
+// new connection, offering http/1.1 alone as Chromium does, or h2 and
+// http/1.1 as Firefox does (RELIABILITY WS-23).
+func TestWebSocketHTTP1OriginMatchesRecordings(t *testing.T) {
+	for _, tc := range []struct{ name, rec string }{
+		{"chrome156-linux", "chromium-156-websocket-h1origin.json"},
+		{"firefox153-linux", "firefox-esr-153-websocket-h1origin.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := os.ReadFile("profile/testdata/recordings/" + tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct {
+				ALPN []string `json:"alpn_offered"`
+				Page bool     `json:"page_loaded_on_it"`
+			}
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			srv := &fingerprint.Server{DisableHTTP2: true, DisableQUIC: true}
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			_, port, _ := net.SplitHostPort(srv.ListenAddr())
+			origin := "https://fp.test:" + port
+			addr := srv.ListenAddr()
+			var d net.Dialer
+			tr := &Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, addr)
+			}}
+			defer tr.Close()
+			s := &Session{Profile: tc.name, RootCAs: srv.CertPool(), Transport: tr}
+			defer s.Close()
+			wsVisit(t, srv, s, origin, HTTP1)
+			s.Close()
+			tr.Close()
+			srv.Close()
+			found := false
+			for _, r := range srv.Records() {
+				var page, ws bool
+				for _, hd := range r.HTTP1Heads() {
+					page = page || bytes.HasPrefix(hd, []byte("GET "+fingerprint.WebSocketPage+" "))
+					ws = ws || bytes.HasPrefix(hd, []byte("GET "+fingerprint.WebSocketEcho+" "))
+				}
+				if !ws {
+					continue
+				}
+				found = true
+				ch, err := r.ClientHello()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ch.ALPN, rec.ALPN) || page != rec.Page {
+					t.Errorf("the socket's connection offered %v (the page's: %v), the browser's %v (%v)", ch.ALPN, page, rec.ALPN, rec.Page)
+				}
+			}
+			if !found {
+				t.Fatal("the server saw no Upgrade")
+			}
+		})
+	}
+}

@@ -59,6 +59,10 @@ type Server struct {
 	// listens on UDP, on the same port, for QUIC v1 with ALPN h3, and
 	// records each connection's datagrams and streams (quic_server.go).
 	DisableQUIC bool
+	// DisableHTTP2 makes the TLS side offer ALPN http/1.1 alone, as an
+	// origin that does not speak HTTP/2 does: a client offering h2 too gets
+	// http/1.1.
+	DisableHTTP2 bool
 	// QPACKMaxTableCapacity, if non-zero, is the
 	// SETTINGS_QPACK_MAX_TABLE_CAPACITY the UDP side advertises, with
 	// QPACKBlockedStreams as SETTINGS_QPACK_BLOCKED_STREAMS: the client may
@@ -164,6 +168,9 @@ func (s *Server) Start() error {
 	s.tlsConf = &tls.Config{
 		Certificates: []tls.Certificate{ca.Leaf()},
 		NextProtos:   []string{ProtoH2, ProtoHTTP1},
+	}
+	if s.DisableHTTP2 {
+		s.tlsConf.NextProtos = []string{ProtoHTTP1}
 	}
 	s.hl = newChanListener(ln.Addr())
 	var protos http.Protocols

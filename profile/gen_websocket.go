@@ -127,5 +127,32 @@ func wsField(hs *profile.HeaderSet, f fields.Field) fields.Field {
 
 // webSocketSource says where the WebSocket sets come from.
 func webSocketSource(file string) string {
-	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last"
+	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last; the ALPN of the socket's new connection on an HTTP/1.1-only origin (websocket_full_alpn) recorded by fingerprint's TestLiveWebSocketHTTP1Origin* (testdata/recordings/" + strings.TrimSuffix(file, ".json") + "-h1origin.json)"
+}
+
+// wsH1Origin is what fingerprint's TestLiveWebSocketHTTP1Origin* recorded
+// (GUISE_RECORD_WS_H1ORIGIN=1): the browser, HTTP/2 on, opening the
+// WebSocket page of an origin that offers ALPN http/1.1 alone.
+type wsH1Origin struct {
+	How         string   `json:"how"`
+	ALPNOffered []string `json:"alpn_offered"`
+	PageConn    bool     `json:"page_loaded_on_it"`
+}
+
+// readWSH1Origin reads such a recording: whether the socket's new
+// connection offered the browser's usual ALPN (h2 too) rather than
+// http/1.1 alone.
+func readWSH1Origin(path string) (fullALPN bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var w wsH1Origin
+	if err := json.Unmarshal(b, &w); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	if w.PageConn || len(w.ALPNOffered) == 0 || w.ALPNOffered[len(w.ALPNOffered)-1] != "http/1.1" {
+		log.Fatalf("%s: want a new connection offering http/1.1 last, got %v (page's: %v)", path, w.ALPNOffered, w.PageConn)
+	}
+	return len(w.ALPNOffered) > 1
 }

@@ -128,7 +128,8 @@ type wireHPACK struct {
 }
 
 type wireHTTP1 struct {
-	Recorded bool `json:"recorded"`
+	Recorded          bool `json:"recorded"`
+	WebSocketFullALPN bool `json:"websocket_full_alpn,omitempty"`
 }
 
 type wireField struct {
@@ -239,7 +240,7 @@ func toWire(p *Profile) *wireProfile {
 			WebSocketPseudoOrder: p.HTTP2.WebSocketPseudoOrder,
 			HPACK:                wireHPACK(p.HTTP2.HPACK),
 		},
-		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded},
+		HTTP1: wireHTTP1{Recorded: p.HTTP1.Recorded, WebSocketFullALPN: p.HTTP1.WebSocketFullALPN},
 		QUIC:  quicToWire(p.QUIC),
 		HTTP3: http3ToWire(p.HTTP3),
 	}
@@ -289,7 +290,7 @@ func fromWire(w *wireProfile) (*Profile, error) {
 			WebSocketPseudoOrder: nilIfEmpty(w.HTTP2.WebSocketPseudoOrder),
 			HPACK:                HPACK(w.HTTP2.HPACK),
 		},
-		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded},
+		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded, WebSocketFullALPN: w.HTTP1.WebSocketFullALPN},
 	}
 	p.HTTP2.HPACK.NoIndex = nilIfEmpty(p.HTTP2.HPACK.NoIndex)
 	p.HTTP2.HPACK.NeverIndex = nilIfEmpty(p.HTTP2.HPACK.NeverIndex)

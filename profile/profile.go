@@ -212,6 +212,12 @@ type HTTP1Options struct {
 	// the browser over HTTP/1.1. False: they were derived (Source says
 	// how).
 	Recorded bool
+	// WebSocketFullALPN reports whether the browser, opening a WebSocket on
+	// an origin whose connection turned out HTTP/1.1, dials the socket's new
+	// connection with its usual ALPN offer (h2, http/1.1) and sends the
+	// Upgrade on the http/1.1 it gets (Firefox), rather than offering
+	// http/1.1 alone (Chromium, and the default).
+	WebSocketFullALPN bool
 }
 
 // HeaderSet is the default headers of one request kind over one protocol,
