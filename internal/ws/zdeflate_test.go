@@ -1,0 +1,200 @@
+package ws
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// zCase is one stream of messages compressed as a browser does.
+type zCase struct {
+	Name     string   `json:"name"`
+	WBits    int      `json:"wbits"`
+	Takeover bool     `json:"takeover"`
+	Messages []string `json:"messages"` // hex
+	Want     []string `json:"want,omitempty"`
+}
+
+// zCorpus is the streams zdeflater is checked on: short text, JSON, text
+// that repeats, random bytes (stored blocks), long messages past the
+// window (slides) and past 16383 symbols (several blocks), with and
+// without context takeover, at window bits 9 to 15.
+func zCorpus() []zCase {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("the quick brown fox jumps over lazy dog hello world message websocket guise chromium firefox deflate zlib {\"id\": 1, \"type\": \"update\", \"value\": [1,2,3]}")
+	text := func(n int) []byte {
+		var b []byte
+		for len(b) < n {
+			b = append(b, words[r.IntN(len(words))]...)
+			b = append(b, ' ')
+			if r.IntN(7) == 0 {
+				b = append(b, fmt.Sprint(r.IntN(100000))...)
+			}
+		}
+		return b[:n]
+	}
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	lowEntropy := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "aab\x00"[r.IntN(4)]
+		}
+		return b
+	}
+	hexs := func(ms ...[]byte) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, hex.EncodeToString(m))
+		}
+		return out
+	}
+	var cs []zCase
+	add := func(name string, bits int, takeover bool, ms ...[]byte) {
+		cs = append(cs, zCase{Name: name, WBits: bits, Takeover: takeover, Messages: hexs(ms...)})
+	}
+	add("hello", 15, true, []byte("hello"), []byte("hello"), []byte("message 1"), []byte("message 2"), []byte("message 3"))
+	add("one byte", 15, true, []byte("a"), []byte("a"), []byte("ab"), []byte("abc"))
+	for _, n := range []int{3, 10, 50, 100, 200, 500, 1000, 2000, 4096, 8000} {
+		add(fmt.Sprint("text ", n), 15, true, text(n), text(n), text(n))
+		add(fmt.Sprint("json ", n), 15, false, text(n), text(n))
+		add(fmt.Sprint("random ", n), 15, true, random(n), random(n))
+		add(fmt.Sprint("low entropy ", n), 15, true, lowEntropy(n))
+	}
+	for bits := 9; bits <= 15; bits++ {
+		add(fmt.Sprint("window ", bits), bits, true, text(300), text(3000), text(700), lowEntropy(2000))
+		add(fmt.Sprint("window reset ", bits), bits, false, text(300), text(3000), text(700))
+	}
+	add("long text", 15, true, text(100000), text(70000))
+	add("long low entropy", 15, true, lowEntropy(90000))
+	add("long random", 15, true, random(70000), text(40000))
+	add("many messages", 15, true, text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000), text(5000))
+	add("zeros", 15, true, make([]byte, 1000), make([]byte, 70000))
+	add("reset long", 15, false, text(40000), text(40000), random(3000), text(100))
+	return cs
+}
+
+// zRun compresses c's messages as a Conn does (its deflater).
+func zRun(c zCase) []string {
+	d := &deflater{takeover: c.Takeover, bits: c.WBits}
+	var out []string
+	for _, m := range c.Messages {
+		p, _ := hex.DecodeString(m)
+		b, err := d.compress(nil, p)
+		if err != nil {
+			return nil
+		}
+		out = append(out, hex.EncodeToString(b))
+	}
+	return out
+}
+
+var zlibRef = flag.Bool("zlib", false, "compare zdeflater with C zlib through python3 (testdata/zlibref.py); with -update, rewrite testdata/zlib-golden.json from it")
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// zGolden is what C zlib produced for zCorpus: per stream, each message's
+// compressed length and SHA-256 (the corpus itself is regenerated from its
+// seed).
+type zGolden map[string][]string
+
+func zDigest(h string) string {
+	b, _ := hex.DecodeString(h)
+	sum := sha256.Sum256(b)
+	return fmt.Sprintf("%d %x", len(b), sum[:8])
+}
+
+// TestZDeflateMatchesZlib compresses the corpus with zdeflater and wants
+// every message's bytes equal to C zlib's (zlib 1.2.13, Debian's libz, as
+// testdata/zlibref.py calls it the browsers' way): against
+// testdata/zlib-golden.json, or with -zlib against zlib itself, fed in one
+// call as Firefox does and in 1000-byte pieces as Chromium does.
+func TestZDeflateMatchesZlib(t *testing.T) {
+	golden := zGolden{}
+	if !*zlibRef {
+		b, err := os.ReadFile("testdata/zlib-golden.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &golden); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, msgs := 0, 0
+	for _, c := range zCorpus() {
+		got := zRun(c)
+		if len(got) != len(c.Messages) {
+			t.Fatalf("%s: compress failed", c.Name)
+		}
+		var want []string
+		if *zlibRef {
+			for _, chunk := range []int{0, 1000} {
+				ref := zlibCompress(t, c, chunk)
+				for i := range ref {
+					if ref[i] != got[i] {
+						t.Errorf("%s (pieces of %d): message %d (%d bytes): %d bytes, zlib %d\n guise %.80s\n zlib  %.80s",
+							c.Name, chunk, i, len(c.Messages[i])/2, len(got[i])/2, len(ref[i])/2, got[i], ref[i])
+					}
+					want = append(want, zDigest(ref[i]))
+				}
+			}
+			golden[c.Name] = want[:len(c.Messages)]
+			want = want[:len(c.Messages)]
+		} else {
+			want = golden[c.Name]
+			if len(want) != len(c.Messages) {
+				t.Fatalf("%s: %d golden messages, want %d (rerun with -zlib -update)", c.Name, len(want), len(c.Messages))
+			}
+		}
+		for i := range want {
+			msgs++
+			total += len(c.Messages[i]) / 2
+			if d := zDigest(got[i]); d != want[i] {
+				t.Errorf("%s: message %d (%d bytes): %s, zlib %s", c.Name, i, len(c.Messages[i])/2, d, want[i])
+			}
+		}
+	}
+	t.Logf("%d messages, %d bytes, equal to zlib's", msgs, total)
+	if *zlibRef && *update {
+		b, _ := json.MarshalIndent(golden, "", " ")
+		if err := os.WriteFile("testdata/zlib-golden.json", append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func zlibCompress(t *testing.T, c zCase, chunk int) []string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("-zlib needs python3")
+	}
+	req, _ := json.Marshal(struct {
+		zCase
+		Chunk int `json:"chunk"`
+	}{c, chunk})
+	cmd := exec.Command(py, "testdata/zlibref.py")
+	cmd.Stdin = bytes.NewReader(req)
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: zlibref.py: %v", c.Name, err)
+	}
+	var out []string
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
