@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/guise-http/guise/internal/ws"
 )
 
 // Defaults for the Server's zero-valued fields.
@@ -71,6 +73,13 @@ type Server struct {
 	// and 100. By default the server allows no dynamic table.
 	QPACKMaxTableCapacity uint64
 	QPACKBlockedStreams   uint64
+	// wsDeflate, if set, is the Sec-WebSocket-Extensions answer to a
+	// handshake offering permessage-deflate, instead of declining it, and
+	// onWSFrame sees each client frame (its payload unmasked, still
+	// compressed) with the handshake's offer (tests only: the browsers'
+	// compressed messages).
+	wsDeflate string
+	onWSFrame func(offer string, h ws.Header, payload []byte)
 	// settingsDelay holds the server's SETTINGS back after the handshake
 	// (tests only: does a client wait for them before its first request?).
 	settingsDelay time.Duration

@@ -198,3 +198,46 @@ func zlibCompress(t *testing.T, c zCase, chunk int) []string {
 	}
 	return out
 }
+
+// TestDeflateMatchesBrowsers compresses the messages Chromium 156 and
+// Firefox ESR 153 sent the echo server (fingerprint's
+// TestLiveWebSocketDeflate*, context takeover both ways, 15-bit windows)
+// and wants the payloads they sent, byte for byte. Firefox's empty
+// message went uncompressed (Config.DeflateEmptyUncompressed).
+func TestDeflateMatchesBrowsers(t *testing.T) {
+	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
+		b, err := os.ReadFile("../../fingerprint/testdata/recordings/" + browser + "-ws-deflate.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Messages []struct {
+				Text       string `json:"text"`
+				Compressed bool   `json:"compressed"`
+				Payload    string `json:"payload_hex"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Messages) < 10 {
+			t.Fatalf("%s: %d messages", browser, len(rec.Messages))
+		}
+		d := &deflater{takeover: true}
+		for i, m := range rec.Messages {
+			if !m.Compressed {
+				if m.Text != "" {
+					t.Errorf("%s: message %d (%d bytes) went uncompressed", browser, i, len(m.Text))
+				}
+				continue
+			}
+			got, err := d.compress(nil, []byte(m.Text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hex.EncodeToString(got) != m.Payload {
+				t.Errorf("%s: message %d (%d bytes): %x, the browser's %s", browser, i, len(m.Text), got, m.Payload)
+			}
+		}
+	}
+}
