@@ -457,8 +457,8 @@ func (hs *wsHandshake) accept(resp, sent fields.Header) (*WebSocket, *ws.Config,
 			return nil, nil, &WebSocketHandshakeError{Reason: fmt.Sprintf("subprotocol %q was not offered", sub)}
 		}
 	}
-	cfg := &ws.Config{Deflate: d, MaxMessageSize: hs.opts.MaxMessageSize,
-		PingInterval: hs.opts.PingInterval, PingTimeout: hs.opts.PingTimeout}
+	cfg := &ws.Config{Deflate: d, DeflateEmptyUncompressed: hs.p.WebSocket.EmptyUncompressed,
+		MaxMessageSize: hs.opts.MaxMessageSize, PingInterval: hs.opts.PingInterval, PingTimeout: hs.opts.PingTimeout}
 	return &WebSocket{subprotocol: sub, header: resp.Clone()}, cfg, nil
 }
 

@@ -127,7 +127,7 @@ func wsField(hs *profile.HeaderSet, f fields.Field) fields.Field {
 
 // webSocketSource says where the WebSocket sets come from.
 func webSocketSource(file string) string {
-	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last; the ALPN of the socket's new connection on an HTTP/1.1-only origin (websocket_full_alpn) recorded by fingerprint's TestLiveWebSocketHTTP1Origin* (testdata/recordings/" + strings.TrimSuffix(file, ".json") + "-h1origin.json)"
+	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last; the ALPN of the socket's new connection on an HTTP/1.1-only origin (websocket_full_alpn) recorded by fingerprint's TestLiveWebSocketHTTP1Origin* (testdata/recordings/" + strings.TrimSuffix(file, ".json") + "-h1origin.json); whether an empty message goes uncompressed (websocket.empty_uncompressed) recorded by fingerprint's TestLiveWebSocketDeflate* (fingerprint/testdata/recordings/" + strings.TrimSuffix(file, "-websocket.json") + "-ws-deflate.json)"
 }
 
 // wsH1Origin is what fingerprint's TestLiveWebSocketHTTP1Origin* recorded
@@ -155,4 +155,30 @@ func readWSH1Origin(path string) (fullALPN bool) {
 		log.Fatalf("%s: want a new connection offering http/1.1 last, got %v (page's: %v)", path, w.ALPNOffered, w.PageConn)
 	}
 	return len(w.ALPNOffered) > 1
+}
+
+// readWSDeflate reads fingerprint's recording of the browser's compressed
+// messages (TestLiveWebSocketDeflate*, GUISE_RECORD_WS_DEFLATE=1):
+// whether its empty message went uncompressed.
+func readWSDeflate(path string) (emptyUncompressed bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var rec struct {
+		Messages []struct {
+			Text       string `json:"text"`
+			Compressed bool   `json:"compressed"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	for _, m := range rec.Messages {
+		if m.Text == "" {
+			return !m.Compressed
+		}
+	}
+	log.Fatalf("%s: no empty message recorded", path)
+	return false
 }

@@ -67,6 +67,7 @@ type wireProfile struct {
 	HTTP2    wireHTTP2       `json:"http2"`
 	HTTP1    wireHTTP1       `json:"http1"`
 	Headers  []wireHeaderSet `json:"headers"`
+	WS       *wireWebSocket  `json:"websocket,omitempty"`
 	QUIC     *wireQUIC       `json:"quic,omitempty"`
 	HTTP3    *wireHTTP3      `json:"http3,omitempty"`
 }
@@ -125,6 +126,10 @@ type wireHPACK struct {
 	ShortCrumbNeverIndex int            `json:"short_crumb_never_index,omitempty"`
 	HalfTableLiteral     bool           `json:"half_table_literal,omitempty"`
 	MaxTableSize         uint32         `json:"max_table_size,omitempty"`
+}
+
+type wireWebSocket struct {
+	EmptyUncompressed bool `json:"empty_uncompressed,omitempty"`
 }
 
 type wireHTTP1 struct {
@@ -244,6 +249,9 @@ func toWire(p *Profile) *wireProfile {
 		QUIC:  quicToWire(p.QUIC),
 		HTTP3: http3ToWire(p.HTTP3),
 	}
+	if p.WebSocket != (WebSocketOptions{}) {
+		w.WS = &wireWebSocket{EmptyUncompressed: p.WebSocket.EmptyUncompressed}
+	}
 	for _, s := range p.HTTP2.Settings {
 		w.HTTP2.Settings = append(w.HTTP2.Settings, wireSetting{uint16(s.ID), s.Value})
 	}
@@ -291,6 +299,9 @@ func fromWire(w *wireProfile) (*Profile, error) {
 			HPACK:                HPACK(w.HTTP2.HPACK),
 		},
 		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded, WebSocketFullALPN: w.HTTP1.WebSocketFullALPN},
+	}
+	if w.WS != nil {
+		p.WebSocket.EmptyUncompressed = w.WS.EmptyUncompressed
 	}
 	p.HTTP2.HPACK.NoIndex = nilIfEmpty(p.HTTP2.HPACK.NoIndex)
 	p.HTTP2.HPACK.NeverIndex = nilIfEmpty(p.HTTP2.HPACK.NeverIndex)

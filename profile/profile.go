@@ -82,6 +82,9 @@ type Profile struct {
 	HTTP2   HTTP2
 	HTTP1   HTTP1Options
 	Headers []HeaderSet
+	// WebSocket is how the browser's WebSocket compresses messages, where
+	// it differs from the default.
+	WebSocket WebSocketOptions
 	// QUIC and HTTP3 are the browser's QUIC first flight and HTTP/3
 	// behaviour, recorded over h3; both nil when the profile has none (its
 	// header sets then have no Proto H3), both set otherwise.
@@ -218,6 +221,15 @@ type HTTP1Options struct {
 	// Upgrade on the http/1.1 it gets (Firefox), rather than offering
 	// http/1.1 alone (Chromium, and the default).
 	WebSocketFullALPN bool
+}
+
+// WebSocketOptions are the browser's WebSocket choices beyond its
+// handshake. The zero value is Chromium's.
+type WebSocketOptions struct {
+	// EmptyUncompressed reports whether an empty message goes out
+	// uncompressed (RSV1 clear) under permessage-deflate (Firefox), rather
+	// than as the one compressed byte 00 (Chromium).
+	EmptyUncompressed bool
 }
 
 // HeaderSet is the default headers of one request kind over one protocol,

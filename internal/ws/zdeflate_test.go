@@ -241,3 +241,38 @@ func TestDeflateMatchesBrowsers(t *testing.T) {
 		}
 	}
 }
+
+// frameStream keeps what a Conn writes.
+type frameStream struct{ out []byte }
+
+func (s *frameStream) Write(p []byte) (int, error) { s.out = append(s.out, p...); return len(p), nil }
+func (s *frameStream) Read(p []byte) (int, error)  { select {} }
+func (s *frameStream) Close() error                { return nil }
+
+// TestDeflateEmptyMessage: under permessage-deflate an empty message is
+// the compressed byte 00 (RSV1), as Chromium sends it, or with
+// DeflateEmptyUncompressed an uncompressed empty frame, as Firefox does
+// (fingerprint/testdata/recordings/*-ws-deflate.json).
+func TestDeflateEmptyMessage(t *testing.T) {
+	for _, tc := range []struct {
+		uncompressed bool
+		rsv          uint8
+		payload      string
+	}{{false, 4, "00"}, {true, 0, ""}} {
+		s := &frameStream{}
+		c := NewConn(s, &Config{Deflate: Deflate{Enabled: true}, DeflateEmptyUncompressed: tc.uncompressed, PingInterval: -1})
+		if err := c.WriteMessage(bg, OpText, nil); err != nil {
+			t.Fatal(err)
+		}
+		h, n, err := ParseHeader(s.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := s.out[n:]
+		Mask(h.Mask, 0, p)
+		if h.RSV != tc.rsv || hex.EncodeToString(p) != tc.payload {
+			t.Errorf("DeflateEmptyUncompressed %v: RSV %d payload %x, want %d %s", tc.uncompressed, h.RSV, p, tc.rsv, tc.payload)
+		}
+		c.fail(ErrClosed)
+	}
+}
