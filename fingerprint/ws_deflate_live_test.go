@@ -105,7 +105,7 @@ func guiseWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateM
 
 // checkWSDeflate compares what guise sent with the browser's messages,
 // byte for byte (RELIABILITY WS-24), and with GUISE_RECORD_WS_DEFLATE=1
-// writes the browser's as testdata/recordings/<recording>-ws-deflate.json.
+// writes the browser's as testdata/ws-deflate/<recording>.json.
 func checkWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateMessage), name, recording, how string) {
 	t.Helper()
 	offer, browser := frames()
@@ -118,7 +118,7 @@ func checkWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateM
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join("testdata", "recordings", recording+"-ws-deflate.json"), append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("testdata", "ws-deflate", recording+".json"), append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -94,7 +94,7 @@ func main() {
 	addRedirectSets(base, chromeFlows)
 	addWebSocketSets(base, chromeWS)
 	base.HTTP1.WebSocketFullALPN = readWSH1Origin("testdata/recordings/chromium-156-websocket-h1origin.json")
-	base.WebSocket.EmptyUncompressed = readWSDeflate("../fingerprint/testdata/recordings/chromium-156-ws-deflate.json")
+	base.WebSocket.EmptyUncompressed = readWSDeflate("../fingerprint/testdata/ws-deflate/chromium-156.json")
 	// BoringSSL's GREASE ECH carries a real X25519 public key.
 	base.TLS.ECHX25519Key = true
 	base.TLS.ResumeOmitsSessionTicket = omitsTicket(base.TLS)
@@ -164,7 +164,7 @@ func main() {
 	addRedirectSets(ff, firefoxFlows)
 	addWebSocketSets(ff, firefoxWS)
 	ff.HTTP1.WebSocketFullALPN = readWSH1Origin("testdata/recordings/firefox-esr-153-websocket-h1origin.json")
-	ff.WebSocket.EmptyUncompressed = readWSDeflate("../fingerprint/testdata/recordings/firefox-esr-153-ws-deflate.json")
+	ff.WebSocket.EmptyUncompressed = readWSDeflate("../fingerprint/testdata/ws-deflate/firefox-esr-153.json")
 	addH3(ff, "firefox-esr-153", firefoxH3)
 	ff.TLS.ResumeOmitsSessionTicket = omitsTicket(ff.TLS)
 	ff.HTTP2.HPACK = firefoxHPACK

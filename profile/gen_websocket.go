@@ -127,7 +127,7 @@ func wsField(hs *profile.HeaderSet, f fields.Field) fields.Field {
 
 // webSocketSource says where the WebSocket sets come from.
 func webSocketSource(file string) string {
-	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last; the ALPN of the socket's new connection on an HTTP/1.1-only origin (websocket_full_alpn) recorded by fingerprint's TestLiveWebSocketHTTP1Origin* (testdata/recordings/" + strings.TrimSuffix(file, ".json") + "-h1origin.json); whether an empty message goes uncompressed (websocket.empty_uncompressed) recorded by fingerprint's TestLiveWebSocketDeflate* (fingerprint/testdata/recordings/" + strings.TrimSuffix(file, "-websocket.json") + "-ws-deflate.json)"
+	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last; the ALPN of the socket's new connection on an HTTP/1.1-only origin (websocket_full_alpn) recorded by fingerprint's TestLiveWebSocketHTTP1Origin* (testdata/recordings/" + strings.TrimSuffix(file, ".json") + "-h1origin.json); whether an empty message goes uncompressed (websocket.empty_uncompressed) recorded by fingerprint's TestLiveWebSocketDeflate* (fingerprint/testdata/ws-deflate/" + strings.TrimSuffix(file, "-websocket.json") + ".json)"
 }
 
 // wsH1Origin is what fingerprint's TestLiveWebSocketHTTP1Origin* recorded

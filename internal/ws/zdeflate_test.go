@@ -206,7 +206,7 @@ func zlibCompress(t *testing.T, c zCase, chunk int) []string {
 // message went uncompressed (Config.DeflateEmptyUncompressed).
 func TestDeflateMatchesBrowsers(t *testing.T) {
 	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
-		b, err := os.ReadFile("../../fingerprint/testdata/recordings/" + browser + "-ws-deflate.json")
+		b, err := os.ReadFile("../../fingerprint/testdata/ws-deflate/" + browser + ".json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +252,7 @@ func (s *frameStream) Close() error                { return nil }
 // TestDeflateEmptyMessage: under permessage-deflate an empty message is
 // the compressed byte 00 (RSV1), as Chromium sends it, or with
 // DeflateEmptyUncompressed an uncompressed empty frame, as Firefox does
-// (fingerprint/testdata/recordings/*-ws-deflate.json).
+// (fingerprint/testdata/ws-deflate/*.json).
 func TestDeflateEmptyMessage(t *testing.T) {
 	for _, tc := range []struct {
 		uncompressed bool
