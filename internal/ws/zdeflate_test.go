@@ -276,3 +276,16 @@ func TestDeflateEmptyMessage(t *testing.T) {
 		c.fail(ErrClosed)
 	}
 }
+
+// BenchmarkDeflate1K compresses a 1 KiB text message under context
+// takeover, as a Conn does.
+func BenchmarkDeflate1K(b *testing.B) {
+	msg := []byte(strings.Repeat("hello world message websocket 12345 ", 30)[:1024])
+	d := &deflater{takeover: true}
+	var buf []byte
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		buf, _ = d.compress(buf[:0], msg)
+	}
+}
