@@ -457,7 +457,7 @@ func (hs *wsHandshake) accept(resp, sent fields.Header) (*WebSocket, *ws.Config,
 			return nil, nil, &WebSocketHandshakeError{Reason: fmt.Sprintf("subprotocol %q was not offered", sub)}
 		}
 	}
-	cfg := &ws.Config{Deflate: d, DeflateEmptyUncompressed: hs.p.WebSocket.EmptyUncompressed,
+	cfg := &ws.Config{Deflate: d, DeflateEmptyUncompressed: hs.p.WebSocket.EmptyUncompressed, DeflateKeepSmaller: hs.p.WebSocket.KeepSmaller,
 		MaxMessageSize: hs.opts.MaxMessageSize, PingInterval: hs.opts.PingInterval, PingTimeout: hs.opts.PingTimeout}
 	return &WebSocket{subprotocol: sub, header: resp.Clone()}, cfg, nil
 }

@@ -35,16 +35,21 @@ type wsDeflateMessage struct {
 	Payload    string `json:"payload_hex"`
 }
 
-const wsDeflateAnswer = "permessage-deflate"
+// The answers the live tests give: context takeover both ways, and none
+// for the client's messages.
+const (
+	wsDeflateAnswer           = "permessage-deflate"
+	wsDeflateNoTakeoverAnswer = "permessage-deflate; client_no_context_takeover"
+)
 
-// wsDeflateServer starts an echo server accepting permessage-deflate that
-// collects the text frames sent to it; each call of the function returned
-// takes those collected since the last.
-func wsDeflateServer(t *testing.T) (*Server, func() (string, []wsDeflateMessage)) {
+// wsDeflateServer starts an echo server accepting permessage-deflate with
+// answer that collects the text frames sent to it; each call of the
+// function returned takes those collected since the last.
+func wsDeflateServer(t *testing.T, answer string) (*Server, func() (string, []wsDeflateMessage)) {
 	var mu sync.Mutex
 	var offer string
 	var got []wsDeflateMessage
-	s := &Server{DisableQUIC: true, wsDeflate: wsDeflateAnswer}
+	s := &Server{DisableQUIC: true, wsDeflate: answer}
 	s.onWSFrame = func(o string, h ws.Header, p []byte) {
 		if h.Op != ws.OpText {
 			return
@@ -106,14 +111,19 @@ func guiseWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateM
 // checkWSDeflate compares what guise sent with the browser's messages,
 // byte for byte (RELIABILITY WS-24), and with GUISE_RECORD_WS_DEFLATE=1
 // writes the browser's as testdata/ws-deflate/<recording>.json.
-func checkWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateMessage), name, recording, how string) {
+// A server that answered otherwise than wsDeflateAnswer gets the
+// recording <recording>-no-takeover.json.
+func checkWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateMessage), name, recording, how, answer string) {
 	t.Helper()
 	offer, browser := frames()
 	if len(browser) != len(WebSocketDeflateMessages()) {
 		t.Fatalf("the browser sent %d text messages, want %d", len(browser), len(WebSocketDeflateMessages()))
 	}
 	if os.Getenv("GUISE_RECORD_WS_DEFLATE") == "1" {
-		rec := wsDeflateRecording{How: how + ", " + time.Now().UTC().Format("2006-01-02"), Offer: offer, Answer: wsDeflateAnswer, Messages: browser}
+		rec := wsDeflateRecording{How: how + ", " + time.Now().UTC().Format("2006-01-02"), Offer: offer, Answer: answer, Messages: browser}
+		if answer != wsDeflateAnswer {
+			recording += "-no-takeover"
+		}
 		b, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +149,13 @@ func checkWSDeflate(t *testing.T, s *Server, frames func() (string, []wsDeflateM
 // compressed messages with the browser's.
 func TestLiveWebSocketDeflateChromium(t *testing.T) {
 	bin := testpeer.Need(t, "chromium", "chromium")
-	s, frames := wsDeflateServer(t)
+	for _, answer := range []string{wsDeflateAnswer, wsDeflateNoTakeoverAnswer} {
+		t.Run(answer, func(t *testing.T) { liveWSDeflateChromium(t, bin, answer) })
+	}
+}
+
+func liveWSDeflateChromium(t *testing.T, bin, answer string) {
+	s, frames := wsDeflateServer(t, answer)
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
 	runBrowser(t, bin, nil,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -149,14 +165,20 @@ func TestLiveWebSocketDeflateChromium(t *testing.T) {
 		"--host-resolver-rules=MAP fp.test 127.0.0.1, MAP * ~NOTFOUND",
 		"--virtual-time-budget=5000", "--dump-dom", "https://fp.test:"+port+WebSocketDeflatePage)
 	checkWSDeflate(t, s, frames, "chrome156-linux", "chromium-156",
-		"Debian chromium 156 (headless) opening "+WebSocketDeflatePage+" of the echo server answering "+wsDeflateAnswer+" (fingerprint's TestLiveWebSocketDeflateChromium, GUISE_RECORD_WS_DEFLATE=1)")
+		"Debian chromium 156 (headless) opening "+WebSocketDeflatePage+" of the echo server answering "+answer+" (fingerprint's TestLiveWebSocketDeflateChromium, GUISE_RECORD_WS_DEFLATE=1)", answer)
 }
 
 // TestLiveWebSocketDeflateFirefox is the same for Firefox ESR.
 func TestLiveWebSocketDeflateFirefox(t *testing.T) {
 	bin := testpeer.Need(t, "firefox-esr", "firefox-esr")
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
-	s, frames := wsDeflateServer(t)
+	for _, answer := range []string{wsDeflateAnswer, wsDeflateNoTakeoverAnswer} {
+		t.Run(answer, func(t *testing.T) { liveWSDeflateFirefox(t, bin, certutil, answer) })
+	}
+}
+
+func liveWSDeflateFirefox(t *testing.T, bin, certutil, answer string) {
+	s, frames := wsDeflateServer(t, answer)
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.pem")
@@ -181,5 +203,5 @@ func TestLiveWebSocketDeflateFirefox(t *testing.T) {
 	runBrowser(t, bin, []string{"HOME=" + dir},
 		"--headless", "--no-remote", "--profile", prof, "--screenshot", filepath.Join(dir, "shot.png"), "https://fp.test:"+port+WebSocketDeflatePage)
 	checkWSDeflate(t, s, frames, "firefox153-linux", "firefox-esr-153",
-		"Debian firefox-esr 153 (headless) opening "+WebSocketDeflatePage+" of the echo server answering "+wsDeflateAnswer+" (fingerprint's TestLiveWebSocketDeflateFirefox, GUISE_RECORD_WS_DEFLATE=1)")
+		"Debian firefox-esr 153 (headless) opening "+WebSocketDeflatePage+" of the echo server answering "+answer+" (fingerprint's TestLiveWebSocketDeflateFirefox, GUISE_RECORD_WS_DEFLATE=1)", answer)
 }

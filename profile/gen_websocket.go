@@ -182,3 +182,33 @@ func readWSDeflate(path string) (emptyUncompressed bool) {
 	log.Fatalf("%s: no empty message recorded", path)
 	return false
 }
+
+// readWSKeepSmaller reads fingerprint's recording of the browser's
+// messages to a server that took away its context takeover: whether a
+// message other than the empty one went uncompressed (Firefox sends a
+// message whose compressed form would be longer as it is).
+func readWSKeepSmaller(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var rec struct {
+		Answer   string `json:"extensions_answer"`
+		Messages []struct {
+			Text       string `json:"text"`
+			Compressed bool   `json:"compressed"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	if !strings.Contains(rec.Answer, "client_no_context_takeover") {
+		log.Fatalf("%s: answered %q, want client_no_context_takeover", path, rec.Answer)
+	}
+	for _, m := range rec.Messages {
+		if m.Text != "" && !m.Compressed {
+			return true
+		}
+	}
+	return false
+}

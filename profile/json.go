@@ -130,6 +130,7 @@ type wireHPACK struct {
 
 type wireWebSocket struct {
 	EmptyUncompressed bool `json:"empty_uncompressed,omitempty"`
+	KeepSmaller       bool `json:"keep_smaller,omitempty"`
 }
 
 type wireHTTP1 struct {
@@ -250,7 +251,7 @@ func toWire(p *Profile) *wireProfile {
 		HTTP3: http3ToWire(p.HTTP3),
 	}
 	if p.WebSocket != (WebSocketOptions{}) {
-		w.WS = &wireWebSocket{EmptyUncompressed: p.WebSocket.EmptyUncompressed}
+		w.WS = &wireWebSocket{EmptyUncompressed: p.WebSocket.EmptyUncompressed, KeepSmaller: p.WebSocket.KeepSmaller}
 	}
 	for _, s := range p.HTTP2.Settings {
 		w.HTTP2.Settings = append(w.HTTP2.Settings, wireSetting{uint16(s.ID), s.Value})
@@ -301,7 +302,7 @@ func fromWire(w *wireProfile) (*Profile, error) {
 		HTTP1: HTTP1Options{Recorded: w.HTTP1.Recorded, WebSocketFullALPN: w.HTTP1.WebSocketFullALPN},
 	}
 	if w.WS != nil {
-		p.WebSocket.EmptyUncompressed = w.WS.EmptyUncompressed
+		p.WebSocket = WebSocketOptions{EmptyUncompressed: w.WS.EmptyUncompressed, KeepSmaller: w.WS.KeepSmaller}
 	}
 	p.HTTP2.HPACK.NoIndex = nilIfEmpty(p.HTTP2.HPACK.NoIndex)
 	p.HTTP2.HPACK.NeverIndex = nilIfEmpty(p.HTTP2.HPACK.NeverIndex)

@@ -230,6 +230,10 @@ type WebSocketOptions struct {
 	// uncompressed (RSV1 clear) under permessage-deflate (Firefox), rather
 	// than as the one compressed byte 00 (Chromium).
 	EmptyUncompressed bool
+	// KeepSmaller reports whether, without the client's context takeover,
+	// a message whose compressed form would be longer than itself goes
+	// uncompressed (Firefox); otherwise every message is compressed.
+	KeepSmaller bool
 }
 
 // HeaderSet is the default headers of one request kind over one protocol,

@@ -30,6 +30,10 @@ type Config struct {
 	// permessage-deflate, as Firefox does, instead of as the one
 	// compressed byte 00, as Chromium does.
 	DeflateEmptyUncompressed bool
+	// DeflateKeepSmaller sends a message uncompressed when, without this
+	// side's context takeover, its compressed form would be longer than
+	// itself, as Firefox does; Chromium compresses every message.
+	DeflateKeepSmaller bool
 	// MaxMessageSize caps a received message, after inflation; a larger one
 	// fails the connection with 1009. 0 means 32 MiB.
 	MaxMessageSize int64
@@ -462,7 +466,9 @@ func (c *Conn) WriteMessage(ctx context.Context, op Opcode, p []byte) error {
 		if cap(b) <= maxWriteBuf {
 			c.cbuf = b[:0]
 		}
-		p, rsv = b, 4
+		if !(c.cfg.DeflateKeepSmaller && !c.def.takeover && len(b) > len(p)) {
+			p, rsv = b, 4
+		}
 	}
 	return c.writeFrame(op, rsv, p)
 }

@@ -201,11 +201,14 @@ func zlibCompress(t *testing.T, c zCase, chunk int) []string {
 
 // TestDeflateMatchesBrowsers compresses the messages Chromium 156 and
 // Firefox ESR 153 sent the echo server (fingerprint's
-// TestLiveWebSocketDeflate*, context takeover both ways, 15-bit windows)
-// and wants the payloads they sent, byte for byte. Firefox's empty
-// message went uncompressed (Config.DeflateEmptyUncompressed).
+// TestLiveWebSocketDeflate*, 15-bit windows, context takeover both ways
+// and none for the client's) and wants the payloads they sent, byte for
+// byte. Firefox's empty message went uncompressed
+// (Config.DeflateEmptyUncompressed), and so did, without takeover, the
+// messages whose compressed form is longer (Config.DeflateKeepSmaller).
 func TestDeflateMatchesBrowsers(t *testing.T) {
-	for _, browser := range []string{"chromium-156", "firefox-esr-153"} {
+	for _, browser := range []string{"chromium-156", "firefox-esr-153", "chromium-156-no-takeover", "firefox-esr-153-no-takeover"} {
+		takeover := !strings.HasSuffix(browser, "-no-takeover")
 		b, err := os.ReadFile("../../fingerprint/testdata/ws-deflate/" + browser + ".json")
 		if err != nil {
 			t.Fatal(err)
@@ -223,17 +226,20 @@ func TestDeflateMatchesBrowsers(t *testing.T) {
 		if len(rec.Messages) < 10 {
 			t.Fatalf("%s: %d messages", browser, len(rec.Messages))
 		}
-		d := &deflater{takeover: true}
+		d := &deflater{takeover: takeover}
 		for i, m := range rec.Messages {
-			if !m.Compressed {
-				if m.Text != "" {
-					t.Errorf("%s: message %d (%d bytes) went uncompressed", browser, i, len(m.Text))
-				}
+			if m.Text == "" && !m.Compressed {
 				continue
 			}
 			got, err := d.compress(nil, []byte(m.Text))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !m.Compressed {
+				if takeover || len(got) <= len(m.Text) {
+					t.Errorf("%s: message %d (%d bytes, %d compressed) went uncompressed", browser, i, len(m.Text), len(got))
+				}
+				continue
 			}
 			if hex.EncodeToString(got) != m.Payload {
 				t.Errorf("%s: message %d (%d bytes): %x, the browser's %s", browser, i, len(m.Text), got, m.Payload)
@@ -287,5 +293,37 @@ func BenchmarkDeflate1K(b *testing.B) {
 	b.SetBytes(int64(len(msg)))
 	for b.Loop() {
 		buf, _ = d.compress(buf[:0], msg)
+	}
+}
+
+// TestDeflateKeepSmaller: with DeflateKeepSmaller and no context takeover
+// of this side's, "hello" (7 bytes compressed) goes as it is, as Firefox
+// sends it (fingerprint/testdata/ws-deflate/firefox-esr-153-no-takeover.json);
+// under takeover, or without the option (Chromium), it is compressed.
+func TestDeflateKeepSmaller(t *testing.T) {
+	for _, tc := range []struct {
+		keep, noTakeover bool
+		rsv              uint8
+		payload          string
+	}{
+		{true, true, 0, "68656c6c6f"},
+		{true, false, 4, "ca48cdc9c90700"},
+		{false, true, 4, "ca48cdc9c90700"},
+	} {
+		s := &frameStream{}
+		c := NewConn(s, &Config{Deflate: Deflate{Enabled: true, ClientNoContextTakeover: tc.noTakeover}, DeflateKeepSmaller: tc.keep, PingInterval: -1})
+		if err := c.WriteMessage(bg, OpText, []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		h, n, err := ParseHeader(s.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := s.out[n:]
+		Mask(h.Mask, 0, p)
+		if h.RSV != tc.rsv || hex.EncodeToString(p) != tc.payload {
+			t.Errorf("keep %v, no takeover %v: RSV %d payload %x, want %d %s", tc.keep, tc.noTakeover, h.RSV, p, tc.rsv, tc.payload)
+		}
+		c.fail(ErrClosed)
 	}
 }
