@@ -104,7 +104,7 @@ func TestResolveDialContext(t *testing.T) {
 }
 
 // TestResolveBadKey: a key that is not host:port refuses every request
-// before any connection.
+// before any connection (RELIABILITY Q-76).
 func TestResolveBadKey(t *testing.T) {
 	for _, m := range []map[string]netip.Addr{
 		{"staging.test": loopback},
