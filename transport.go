@@ -705,6 +705,8 @@ func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.K
 	}
 	if key.HTTP1Only {
 		cfg.ALPN = alpnHTTP1 // the profile's recorded h1-only hello
+		// A WebSocket's own connection resumes the page's session.
+		cfg.TicketsOfDefaultALPN = o.tunnel && o.protocol != HTTP1
 	}
 	if !o.isolated {
 		cfg.Sessions = st.sessions

@@ -113,13 +113,6 @@ func checkWSOrigin1(t *testing.T, s *Server, browser wsOrigin1, name, recording 
 		}
 	}
 	g := guiseWSOrigin1(t, s, name)
-	if len(browser.alpn) == 1 && g.ja4 != browser.ja4 {
-		// Known: Chromium resumes the page's session on the socket's
-		// http/1.1-only connection, and guise keeps tickets apart per ALPN
-		// offer (tlsfp's scopeKey), so its hello here is a full one.
-		t.Logf("known difference: guise's JA4 %s, the browser's %s (resumed across ALPN offers)", g.ja4, browser.ja4)
-		g.ja4 = browser.ja4
-	}
 	if !slices.Equal(g.alpn, browser.alpn) || g.pageConn != browser.pageConn || g.ja4 != browser.ja4 {
 		t.Errorf("%s on an HTTP/1.1-only origin: the socket's connection offered %v (the page's: %v, JA4 %s); the browser's %v (%v, %s)",
 			name, g.alpn, g.pageConn, g.ja4, browser.alpn, browser.pageConn, browser.ja4)
