@@ -114,7 +114,11 @@ func (st *transportState) dialH3(ctx context.Context, key pool.Key, o *options, 
 	if !o.isolated {
 		sessions = st.sessions
 	}
-	qc, err := st.quic(hctx, net.JoinHostPort(host, port), host, o, sessions)
+	addr := net.JoinHostPort(host, port)
+	if to, ok := st.overrideH3(key.Addr, port); ok {
+		addr = to // Transport.Resolve: UDP goes where TCP does
+	}
+	qc, err := st.quic(hctx, addr, host, o, sessions)
 	if err != nil {
 		if ctx.Err() == nil && hctx.Err() != nil {
 			return nil, &TimeoutError{Phase: PhaseDial, Err: err}
@@ -171,6 +175,9 @@ type h3Result struct {
 // marks the alternative broken, and the request goes over TCP without
 // an error.
 func (st *transportState) getConnH3(ctx context.Context, key pool.Key, o0 *options, trace *httptrace.ClientTrace, now time.Time, fresh bool, origin string, alt altsvc.Alternative, forced bool) (*conn, grant, error) {
+	if st.resolveErr != nil {
+		return nil, grant{}, st.resolveErr
+	}
 	hkey := key
 	hkey.HTTP3, hkey.HTTP1Only = true, false
 	// The paths that dial take a copy of the options, so that the

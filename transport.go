@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"os"
 	"runtime"
@@ -93,10 +94,24 @@ type Transport struct {
 	DrainLimit int64
 
 	// DialContext, if set, opens TCP connections instead of a net.Dialer.
-	// It receives the host:port of the origin (or proxy). HTTP/3 is not
-	// used then (Alt-Svc is not followed, and Protocol HTTP3 is
-	// ErrProtocolUnsupported): QUIC's UDP cannot go through it.
+	// It receives the host:port of the origin (or proxy), or the address
+	// Resolve gives for it. HTTP/3 is not used then (Alt-Svc is not
+	// followed, and Protocol HTTP3 is ErrProtocolUnsupported): QUIC's UDP
+	// cannot go through it.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Resolve pins host names to addresses, as curl's --resolve does: a
+	// connection to a key, "host:port" (an IPv6 host in brackets, the host
+	// case-insensitive), goes to the value's IP address on that port
+	// instead of to an address looked up for host. It applies to every
+	// connection guise dials itself, TCP and QUIC's UDP alike: HTTP/3 to
+	// the origin, forced or reached through Alt-Svc (an alternative on
+	// another port of the origin's host, with no key of its own, goes to
+	// the origin's address), and an HTTP or SOCKS proxy's own host and
+	// port. TLS still names the host (SNI, certificate checks). nil means
+	// no overrides. A key that is not host:port, or an invalid address,
+	// makes every request fail with ErrRefusedToSend.
+	Resolve map[string]netip.Addr
 
 	// quicDial replaces dialQUIC: a test seam only (tests point it at
 	// quic-go's client, which production never uses).
@@ -130,6 +145,10 @@ type transportState struct {
 	// customDial is set when the caller's DialContext opens the TCP
 	// connections: HTTP/3, whose UDP it cannot route, is then never used.
 	customDial bool
+	// resolve is Transport.Resolve with each key's host in lower case;
+	// resolveErr is why it could not be read (a bad key or address).
+	resolve    map[string]netip.Addr
+	resolveErr error
 	// quic dials HTTP/3 (dialQUIC or the test's); nil: no HTTP/3.
 	quic quicDialer
 	// alt is the origins' Alt-Svc memory, for the Sessions of this
@@ -157,6 +176,16 @@ func (t *Transport) init() *transportState {
 		st.customDial = t.DialContext != nil
 		if st.dial == nil {
 			st.dial = st.dialer.DialContext
+		}
+		st.resolve, st.resolveErr = readResolve(t.Resolve)
+		if st.resolve != nil {
+			dial := st.dial
+			st.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if to, ok := st.override(addr); ok {
+					addr = to
+				}
+				return dial(ctx, network, addr)
+			}
 		}
 		st.tlsTO = orDefault(t.TLSHandshakeTimeout, 10*time.Second)
 		st.headTO = t.ResponseHeaderTimeout
@@ -451,6 +480,9 @@ type grant struct {
 // which idle connections are judged expired. fresh dials a new connection
 // outside the pool's turn.
 func (st *transportState) getConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace, now time.Time, fresh bool) (*conn, grant, error) {
+	if st.resolveErr != nil {
+		return nil, grant{}, st.resolveErr
+	}
 	if o.isolated {
 		c, err := st.dialConn(ctx, key, o, trace)
 		return c, grant{reserved: true}, err
@@ -550,6 +582,9 @@ func (st *transportState) dialPooled(ctx context.Context, key pool.Key, o *optio
 // dialConn opens a connection for key: TCP, then for https TLS with the
 // profile's ClientHello, and HTTP/2 when ALPN picks it.
 func (st *transportState) dialConn(ctx context.Context, key pool.Key, o *options, trace *httptrace.ClientTrace) (*conn, error) {
+	if st.resolveErr != nil {
+		return nil, st.resolveErr
+	}
 	c := &conn{st: st, key: key, roots: o.rootCAs}
 	var nc net.Conn
 	var err error
@@ -687,6 +722,8 @@ func (st *transportState) handshake(ctx context.Context, nc net.Conn, key pool.K
 	}
 	if key.HTTP1Only {
 		cfg.ALPN = alpnHTTP1 // the profile's recorded h1-only hello
+		// A WebSocket's own connection resumes the page's session.
+		cfg.TicketsOfDefaultALPN = o.tunnel && o.protocol != HTTP1
 	}
 	if !o.isolated {
 		cfg.Sessions = st.sessions

@@ -151,7 +151,9 @@ func (w *WebSocket) Header() Header { return w.header }
 // https:// for the same) with the browser's own handshake: over an HTTP/2
 // connection of the Session to the origin when the server enabled the
 // extended CONNECT (RFC 8441), as Chromium and Firefox do, and otherwise
-// over a new HTTP/1.1 connection of its own, offering only http/1.1. The
+// over a new HTTP/1.1 connection of its own, offering http/1.1 alone (or,
+// as Firefox does when the origin's connection was HTTP/1.1, its usual
+// h2 and http/1.1). The
 // Session's cookies for the URL go in the handshake. Any error is an
 // *Error.
 func (s *Session) WebSocket(ctx context.Context, url string, opts *WebSocketOptions) (*WebSocket, error) {
@@ -247,6 +249,7 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 		hs.cookie = jar.cookieHeader(u.url(), site)
 	}
 	key := o.poolKey(u)
+	originH1 := false // the origin's own connection turned out HTTP/1.1
 	if u.scheme == "https" && o.protocol != HTTP1 && hs.p.HeaderSet(profile.WebSocket, profile.H2) != nil && hs.p.HTTP2.WebSocketPseudoOrder != nil {
 		c, g, err := st.getConn(hctx, key, o, nil, time.Now(), false)
 		if err != nil {
@@ -263,19 +266,25 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 			if o.isolated {
 				c.h2.Close()
 			}
-		} else if o.isolated {
-			c.h1.Close()
 		} else {
-			c.release(true)
+			originH1 = true
+			if o.isolated {
+				c.h1.Close()
+			} else {
+				c.release(true)
+			}
 		}
 	}
 	if hs.p.HeaderSet(profile.WebSocket, profile.HTTP1) == nil {
 		return nil, errNoWebSocketSet
 	}
 	// A connection of its own, as both browsers open for a WebSocket over
-	// HTTP/1.1, offering http/1.1 alone (the profile's recorded hello for
-	// that): it never enters the pool.
-	key.HTTP1Only = u.scheme == "https"
+	// HTTP/1.1: it never enters the pool. It offers http/1.1 alone (the
+	// profile's recorded hello for that), but for a browser that keeps its
+	// usual ALPN when the origin's connection was HTTP/1.1 already
+	// (HTTP1Options.WebSocketFullALPN: Firefox), which then takes the
+	// http/1.1 the server chooses.
+	key.HTTP1Only = u.scheme == "https" && !(originH1 && hs.p.HTTP1.WebSocketFullALPN)
 	// Through an HTTP proxy a ws:// socket goes through a CONNECT tunnel
 	// too, not in absolute form: both browsers tunnel every WebSocket.
 	to := *o
@@ -286,7 +295,10 @@ func dialWebSocket(ctx context.Context, st *transportState, req *Request, o *opt
 	}
 	if c.h1 == nil {
 		c.Close()
-		return nil, errors.New("guise: websocket: the server chose HTTP/2 though only http/1.1 was offered")
+		if key.HTTP1Only {
+			return nil, errors.New("guise: websocket: the server chose HTTP/2 though only http/1.1 was offered")
+		}
+		return nil, errors.New("guise: websocket: the server chose HTTP/2 on a new connection, without the extended CONNECT, after HTTP/1.1 on the origin's own")
 	}
 	return hs.overH1(hctx, c)
 }
@@ -445,8 +457,8 @@ func (hs *wsHandshake) accept(resp, sent fields.Header) (*WebSocket, *ws.Config,
 			return nil, nil, &WebSocketHandshakeError{Reason: fmt.Sprintf("subprotocol %q was not offered", sub)}
 		}
 	}
-	cfg := &ws.Config{Deflate: d, MaxMessageSize: hs.opts.MaxMessageSize,
-		PingInterval: hs.opts.PingInterval, PingTimeout: hs.opts.PingTimeout}
+	cfg := &ws.Config{Deflate: d, DeflateEmptyUncompressed: hs.p.WebSocket.EmptyUncompressed, DeflateKeepSmaller: hs.p.WebSocket.KeepSmaller,
+		MaxMessageSize: hs.opts.MaxMessageSize, PingInterval: hs.opts.PingInterval, PingTimeout: hs.opts.PingTimeout}
 	return &WebSocket{subprotocol: sub, header: resp.Clone()}, cfg, nil
 }
 

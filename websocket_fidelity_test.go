@@ -270,3 +270,95 @@ func wsCompare(t *testing.T, proto string, got fields.Header, hs *profile.Header
 		}
 	}
 }
+
+// TestWebSocketHTTP1OriginMatchesRecordings opens the WebSocket page of an
+// echo server that speaks HTTP/1.1 only (fingerprint.Server.DisableHTTP2)
+// as each recorded profile, the Session's protocol left to the browser's
+// choice, and compares the socket's connection with the browser's on the
+// same server (profile/testdata/recordings/*-websocket-h1origin.json): a
+// new connection, offering http/1.1 alone as Chromium does, or h2 and
+// http/1.1 as Firefox does, resuming the page's session either way (the
+// browser's JA4) (RELIABILITY WS-23).
+func TestWebSocketHTTP1OriginMatchesRecordings(t *testing.T) {
+	for _, tc := range []struct{ name, rec string }{
+		{"chrome156-linux", "chromium-156-websocket-h1origin.json"},
+		{"firefox153-linux", "firefox-esr-153-websocket-h1origin.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := os.ReadFile("profile/testdata/recordings/" + tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct {
+				ALPN []string `json:"alpn_offered"`
+				Page bool     `json:"page_loaded_on_it"`
+				JA4  string   `json:"ja4"`
+			}
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			srv := &fingerprint.Server{DisableHTTP2: true, DisableQUIC: true}
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			_, port, _ := net.SplitHostPort(srv.ListenAddr())
+			origin := "https://fp.test:" + port
+			addr := srv.ListenAddr()
+			var d net.Dialer
+			tr := &Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, addr)
+			}}
+			defer tr.Close()
+			s := &Session{Profile: tc.name, RootCAs: srv.CertPool(), Transport: tr}
+			defer s.Close()
+			// The page, then its socket. (Not wsVisit: with the page's image
+			// held open, guise dials one more connection to learn that the
+			// origin is HTTP/1.1, which takes the page's ticket: a known
+			// difference, DESIGN "WebSocket".)
+			resp, err := s.Get(t.Context(), origin+fingerprint.WebSocketPage)
+			if err == nil {
+				_, err = resp.Bytes()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.WebSocket(t.Context(), strings.Replace(origin, "https", "wss", 1)+fingerprint.WebSocketEcho, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Write(t.Context(), MessageText, []byte("message 1")); err != nil {
+				t.Fatal(err)
+			}
+			if _, b, err := c.Read(t.Context()); err != nil || string(b) != "message 1" {
+				t.Fatalf("echo %q, %v", b, err)
+			}
+			c.Close(CloseNormal, "done")
+			s.Close()
+			tr.Close()
+			srv.Close()
+			found := false
+			for _, r := range srv.Records() {
+				var page, ws bool
+				for _, hd := range r.HTTP1Heads() {
+					page = page || bytes.HasPrefix(hd, []byte("GET "+fingerprint.WebSocketPage+" "))
+					ws = ws || bytes.HasPrefix(hd, []byte("GET "+fingerprint.WebSocketEcho+" "))
+				}
+				if !ws {
+					continue
+				}
+				found = true
+				ch, err := r.ClientHello()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ch.ALPN, rec.ALPN) || page != rec.Page || ch.JA4() != rec.JA4 {
+					t.Errorf("the socket's connection offered %v (the page's: %v, JA4 %s), the browser's %v (%v, %s)", ch.ALPN, page, ch.JA4(), rec.ALPN, rec.Page, rec.JA4)
+				}
+			}
+			if !found {
+				t.Fatal("the server saw no Upgrade")
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,12 +45,69 @@ const wsPageHTML = `<!doctype html>
 </body></html>
 `
 
+// WebSocketDeflatePage is a page like WebSocketPage whose socket sends
+// the messages of WebSocketDeflateMessages instead, in order: what a
+// server that accepts permessage-deflate receives compressed.
+const WebSocketDeflatePage = "/ws/deflate/"
+
+// WebSocketDeflateMessages returns the text messages WebSocketDeflatePage
+// sends: short ones, one sent twice, an empty one, JSON, and text of 3 KB
+// and 20 KB, as its script builds them.
+func WebSocketDeflateMessages() []string {
+	words := func(n int) string {
+		var b strings.Builder
+		for k := 0; b.Len() < n; k++ {
+			b.WriteString("word")
+			b.WriteString(strconv.Itoa(k * 7 % 13))
+			b.WriteString(" ")
+		}
+		return b.String()[:n]
+	}
+	ms := []string{"hello", "hello", "message 1", ""}
+	for i := 1; i <= 3; i++ {
+		var v []string
+		for j := 1; j <= 20; j++ {
+			v = append(v, strconv.Itoa(i*j))
+		}
+		ms = append(ms, `{"type":"update","id":`+strconv.Itoa(i)+`,"values":[`+strings.Join(v, ",")+`]}`)
+	}
+	return append(ms, words(3000), words(20000), strings.Repeat("a", 5000))
+}
+
+const wsDeflatePageHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>guise websocket deflate</title></head><body>
+<pre id="out">running</pre>
+<script>
+(function () {
+  var words = function (n) { var s = ""; for (var k = 0; s.length < n; k++) { s += "word" + (k * 7 % 13) + " "; } return s.slice(0, n); };
+  var ms = ["hello", "hello", "message 1", ""];
+  for (var i = 1; i <= 3; i++) { var v = []; for (var j = 1; j <= 20; j++) { v.push(i * j); } ms.push('{"type":"update","id":' + i + ',"values":[' + v.join(",") + ']}'); }
+  ms.push(words(3000), words(20000), "a".repeat(5000));
+  var out = [], got = 0;
+  var sock = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/echo");
+  var finish = function (what) { out.push(what); document.getElementById("out").textContent = out.join("\n"); document.title = "done"; };
+  sock.onopen = function () { for (var i = 0; i < ms.length; i++) { sock.send(ms[i]); } };
+  sock.onmessage = function (e) { out.push("echo " + e.data.length); if (++got === ms.length) { sock.close(1000, "done"); } };
+  sock.onclose = function (e) { finish("closed " + e.code); };
+  sock.onerror = function () { out.push("error"); };
+})();
+</script>
+<img src="/ws/wait.png" alt="" width="1" height="1">
+</body></html>
+`
+
 func (s *Server) handleWebSocket(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+WebSocketPage+"{$}", func(w http.ResponseWriter, r *http.Request) {
 		s.wsPages.Add(1)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		io.WriteString(w, wsPageHTML)
+	})
+	mux.HandleFunc("GET "+WebSocketDeflatePage+"{$}", func(w http.ResponseWriter, r *http.Request) {
+		s.wsPages.Add(1)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, wsDeflatePageHTML)
 	})
 	mux.HandleFunc(WebSocketEcho, s.serveWebSocket)
 	mux.HandleFunc("GET /ws/wait.png", func(w http.ResponseWriter, r *http.Request) {
@@ -86,6 +144,11 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	var rw io.ReadWriter
 	var flush func() error
+	offer := r.Header.Get("Sec-WebSocket-Extensions")
+	ext := ""
+	if s.wsDeflate != "" && strings.Contains(strings.ToLower(offer), "permessage-deflate") {
+		ext = s.wsDeflate
+	}
 	switch {
 	case r.ProtoMajor == 1 && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
 		hj, ok := w.(http.Hijacker)
@@ -99,13 +162,20 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		defer nc.Close()
 		nc.SetDeadline(time.Now().Add(waitLimit))
-		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
-			ws.Accept(r.Header.Get("Sec-WebSocket-Key")) + "\r\n\r\n")
+		head := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+			ws.Accept(r.Header.Get("Sec-WebSocket-Key")) + "\r\n"
+		if ext != "" {
+			head += "Sec-WebSocket-Extensions: " + ext + "\r\n"
+		}
+		brw.WriteString(head + "\r\n")
 		rw, flush = brw, brw.Flush
 	case r.ProtoMajor == 2 && r.Method == http.MethodConnect && r.Header.Get(":protocol") == "websocket":
 		rc := http.NewResponseController(w)
 		rc.SetReadDeadline(time.Now().Add(waitLimit))
 		rc.SetWriteDeadline(time.Now().Add(waitLimit))
+		if ext != "" {
+			w.Header().Set("Sec-WebSocket-Extensions", ext)
+		}
 		w.WriteHeader(http.StatusOK)
 		rc.Flush()
 		rw = struct {
@@ -120,12 +190,17 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if err := flush(); err != nil {
 		return
 	}
-	echoFrames(rw, flush)
+	var seen func(ws.Header, []byte)
+	if s.onWSFrame != nil {
+		seen = func(h ws.Header, p []byte) { s.onWSFrame(offer, h, p) }
+	}
+	echoFrames(rw, flush, seen)
 }
 
-// echoFrames echoes the client's frames (unmasked) up to its close frame,
-// for at most 100 frames of at most 64 KiB.
-func echoFrames(rw io.ReadWriter, flush func() error) {
+// echoFrames echoes the client's frames (unmasked, compressed ones as they
+// came: the client inflates its own stream) up to its close frame, for at
+// most 100 frames of at most 64 KiB, showing each to seen if set.
+func echoFrames(rw io.ReadWriter, flush func() error, seen func(ws.Header, []byte)) {
 	var hdr [14]byte
 	for range 100 {
 		if _, err := io.ReadFull(rw, hdr[:2]); err != nil {
@@ -144,7 +219,10 @@ func echoFrames(rw io.ReadWriter, flush func() error) {
 			return
 		}
 		ws.Mask(h.Mask, 0, p)
-		out := ws.AppendHeader(nil, ws.Header{Fin: h.Fin, Op: h.Op, PayloadLen: h.PayloadLen})
+		if seen != nil {
+			seen(h, p)
+		}
+		out := ws.AppendHeader(nil, ws.Header{Fin: h.Fin, RSV: h.RSV, Op: h.Op, PayloadLen: h.PayloadLen})
 		if h.Op == ws.OpClose && len(p) >= 2 {
 			p = binary.BigEndian.AppendUint16(nil, binary.BigEndian.Uint16(p))
 			out = ws.AppendHeader(nil, ws.Header{Fin: true, Op: ws.OpClose, PayloadLen: 2})

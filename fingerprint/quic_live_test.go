@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -47,7 +48,7 @@ func quicFacts(t *testing.T, r *ConnRecord) map[string]string {
 		"hello_bytes": strconv.Itoa(len(fl.ClientHelloMessage)),
 	}
 	// The datagrams until the hello is complete: the first flight.
-	var sizes, trailing, pns, frames []string
+	var sizes, trailing, pns, frames, chaos []string
 	covered := 0
 	for _, d := range fl.Datagrams {
 		if covered >= len(fl.ClientHelloMessage) {
@@ -61,19 +62,30 @@ func quicFacts(t *testing.T, r *ConnRecord) map[string]string {
 			}
 			pns = append(pns, strconv.FormatUint(p.PacketNumber, 10)+"/"+strconv.Itoa(p.PNLen)+"/"+strconv.Itoa(p.LengthSize))
 			var fs []string
+			var spans [][2]uint64
+			crypto, pings, padding := 0, 0, 0
 			for _, fr := range p.Frames {
 				fs = append(fs, fr.Type.String())
-				if fr.Type.String() == "CRYPTO" {
+				switch fr.Type.String() {
+				case "PADDING":
+					padding += fr.Size
+				case "CRYPTO":
 					covered += len(fr.Data) // no retransmission in a first flight
+					crypto++
+					spans = append(spans, [2]uint64{fr.Offset, fr.Offset + uint64(len(fr.Data))})
+				case "PING":
+					pings++
 				}
 			}
 			frames = append(frames, strings.Join(fs, " "))
+			chaos = append(chaos, chaosClass(crypto-len(joinSpans(spans)), pings, padding))
 		}
 	}
 	f["first_flight_datagrams"] = strings.Join(sizes, " ")
 	f["first_flight_trailing_padding"] = strings.Join(trailing, " ")
 	f["first_flight_packet_numbers"] = strings.Join(pns, " ")
 	f["first_flight_frames"] = strings.Join(frames, " | ")
+	f["first_flight_chaos"] = strings.Join(chaos, " | ")
 	var ids, vals []string
 	for _, p := range fl.TransportParameters {
 		if p.ID.IsGREASE() {
@@ -136,6 +148,39 @@ func quicFacts(t *testing.T, r *ConnRecord) map[string]string {
 		f["request "+kind+" qpack_prefix"] = strconv.FormatUint(q.RequiredInsertCount, 10) + "," + strconv.FormatUint(q.DeltaBase, 10)
 	}
 	return f
+}
+
+// joinSpans joins the CRYPTO byte ranges of one packet where one ends at
+// the next one's start: the ranges of the hello the packet carries.
+func joinSpans(spans [][2]uint64) [][2]uint64 {
+	slices.SortFunc(spans, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	var out [][2]uint64
+	for _, s := range spans {
+		if len(out) > 0 && out[len(out)-1][1] == s[0] {
+			out[len(out)-1][1] = s[1]
+		} else {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// chaosClass reduces a first-flight Initial's CRYPTO frames beyond the
+// ranges of the hello it carries (splits), its PINGs and its PADDING bytes
+// to what is constant across connections of one browser. Chromium's chaos
+// protection draws 2 to 10 of each per packet (QuicChaosProtector) while
+// the padding lasts: fewer splits only when what was left could not pay
+// for another CRYPTO frame (under 5 bytes, all gone to PINGs and PADDING),
+// fewer PINGs only when they took the last padding byte. Its packets are
+// all "chaos" while their frame lists differ; a packet outside that rule,
+// or one of a browser without it, shows its counts.
+func chaosClass(splits, pings, padding int) string {
+	okSplits := splits >= 2 && splits <= 10 || splits < 2 && pings+padding < 5
+	okPings := pings >= 2 && pings <= 10 || pings < 2 && padding == 0
+	if okSplits && okPings {
+		return "chaos"
+	}
+	return "splits=" + strconv.Itoa(splits) + " pings=" + strconv.Itoa(pings)
 }
 
 // quicVaries are the facts that differ between connections of one

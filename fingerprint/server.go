@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/guise-http/guise/internal/ws"
 )
 
 // Defaults for the Server's zero-valued fields.
@@ -59,6 +61,10 @@ type Server struct {
 	// listens on UDP, on the same port, for QUIC v1 with ALPN h3, and
 	// records each connection's datagrams and streams (quic_server.go).
 	DisableQUIC bool
+	// DisableHTTP2 makes the TLS side offer ALPN http/1.1 alone, as an
+	// origin that does not speak HTTP/2 does: a client offering h2 too gets
+	// http/1.1.
+	DisableHTTP2 bool
 	// QPACKMaxTableCapacity, if non-zero, is the
 	// SETTINGS_QPACK_MAX_TABLE_CAPACITY the UDP side advertises, with
 	// QPACKBlockedStreams as SETTINGS_QPACK_BLOCKED_STREAMS: the client may
@@ -74,6 +80,13 @@ type Server struct {
 	// Dynamic Table Capacity 0 on its encoder stream, the second with
 	// nothing.
 	AnnounceQPACK bool
+	// wsDeflate, if set, is the Sec-WebSocket-Extensions answer to a
+	// handshake offering permessage-deflate, instead of declining it, and
+	// onWSFrame sees each client frame (its payload unmasked, still
+	// compressed) with the handshake's offer (tests only: the browsers'
+	// compressed messages).
+	wsDeflate string
+	onWSFrame func(offer string, h ws.Header, payload []byte)
 	// settingsDelay holds the server's SETTINGS back after the handshake
 	// (tests only: does a client wait for them before its first request?).
 	settingsDelay time.Duration
@@ -171,6 +184,9 @@ func (s *Server) Start() error {
 	s.tlsConf = &tls.Config{
 		Certificates: []tls.Certificate{ca.Leaf()},
 		NextProtos:   []string{ProtoH2, ProtoHTTP1},
+	}
+	if s.DisableHTTP2 {
+		s.tlsConf.NextProtos = []string{ProtoHTTP1}
 	}
 	s.hl = newChanListener(ln.Addr())
 	var protos http.Protocols

@@ -93,6 +93,9 @@ func main() {
 	markUserActivation(base, chromeFlows)
 	addRedirectSets(base, chromeFlows)
 	addWebSocketSets(base, chromeWS)
+	base.HTTP1.WebSocketFullALPN = readWSH1Origin("testdata/recordings/chromium-156-websocket-h1origin.json")
+	base.WebSocket.EmptyUncompressed = readWSDeflate("../fingerprint/testdata/ws-deflate/chromium-156.json")
+	base.WebSocket.KeepSmaller = readWSKeepSmaller("../fingerprint/testdata/ws-deflate/chromium-156-no-takeover.json")
 	// BoringSSL's GREASE ECH carries a real X25519 public key.
 	base.TLS.ECHX25519Key = true
 	base.TLS.ResumeOmitsSessionTicket = omitsTicket(base.TLS)
@@ -161,6 +164,9 @@ func main() {
 	markUserActivation(ff, firefoxFlows)
 	addRedirectSets(ff, firefoxFlows)
 	addWebSocketSets(ff, firefoxWS)
+	ff.HTTP1.WebSocketFullALPN = readWSH1Origin("testdata/recordings/firefox-esr-153-websocket-h1origin.json")
+	ff.WebSocket.EmptyUncompressed = readWSDeflate("../fingerprint/testdata/ws-deflate/firefox-esr-153.json")
+	ff.WebSocket.KeepSmaller = readWSKeepSmaller("../fingerprint/testdata/ws-deflate/firefox-esr-153-no-takeover.json")
 	addH3(ff, "firefox-esr-153", firefoxH3)
 	ff.TLS.ResumeOmitsSessionTicket = omitsTicket(ff.TLS)
 	ff.HTTP2.HPACK = firefoxHPACK

@@ -127,5 +127,88 @@ func wsField(hs *profile.HeaderSet, f fields.Field) fields.Field {
 
 // webSocketSource says where the WebSocket sets come from.
 func webSocketSource(file string) string {
-	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last"
+	return "; the WebSocket handshake (header sets of kind websocket over h2 and HTTP/1.1, the extended CONNECT's pseudo-header order and HEADERS priority) recorded with profile/testdata/record/flows.go -websocket (testdata/recordings/" + file + "), Cookie (not recorded: the page had none) placed last; the ALPN of the socket's new connection on an HTTP/1.1-only origin (websocket_full_alpn) recorded by fingerprint's TestLiveWebSocketHTTP1Origin* (testdata/recordings/" + strings.TrimSuffix(file, ".json") + "-h1origin.json); whether an empty message goes uncompressed (websocket.empty_uncompressed) recorded by fingerprint's TestLiveWebSocketDeflate* (fingerprint/testdata/ws-deflate/" + strings.TrimSuffix(file, "-websocket.json") + ".json)"
+}
+
+// wsH1Origin is what fingerprint's TestLiveWebSocketHTTP1Origin* recorded
+// (GUISE_RECORD_WS_H1ORIGIN=1): the browser, HTTP/2 on, opening the
+// WebSocket page of an origin that offers ALPN http/1.1 alone.
+type wsH1Origin struct {
+	How         string   `json:"how"`
+	ALPNOffered []string `json:"alpn_offered"`
+	PageConn    bool     `json:"page_loaded_on_it"`
+}
+
+// readWSH1Origin reads such a recording: whether the socket's new
+// connection offered the browser's usual ALPN (h2 too) rather than
+// http/1.1 alone.
+func readWSH1Origin(path string) (fullALPN bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var w wsH1Origin
+	if err := json.Unmarshal(b, &w); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	if w.PageConn || len(w.ALPNOffered) == 0 || w.ALPNOffered[len(w.ALPNOffered)-1] != "http/1.1" {
+		log.Fatalf("%s: want a new connection offering http/1.1 last, got %v (page's: %v)", path, w.ALPNOffered, w.PageConn)
+	}
+	return len(w.ALPNOffered) > 1
+}
+
+// readWSDeflate reads fingerprint's recording of the browser's compressed
+// messages (TestLiveWebSocketDeflate*, GUISE_RECORD_WS_DEFLATE=1):
+// whether its empty message went uncompressed.
+func readWSDeflate(path string) (emptyUncompressed bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var rec struct {
+		Messages []struct {
+			Text       string `json:"text"`
+			Compressed bool   `json:"compressed"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	for _, m := range rec.Messages {
+		if m.Text == "" {
+			return !m.Compressed
+		}
+	}
+	log.Fatalf("%s: no empty message recorded", path)
+	return false
+}
+
+// readWSKeepSmaller reads fingerprint's recording of the browser's
+// messages to a server that took away its context takeover: whether a
+// message other than the empty one went uncompressed (Firefox sends a
+// message whose compressed form would be longer as it is).
+func readWSKeepSmaller(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var rec struct {
+		Answer   string `json:"extensions_answer"`
+		Messages []struct {
+			Text       string `json:"text"`
+			Compressed bool   `json:"compressed"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	if !strings.Contains(rec.Answer, "client_no_context_takeover") {
+		log.Fatalf("%s: answered %q, want client_no_context_takeover", path, rec.Answer)
+	}
+	for _, m := range rec.Messages {
+		if m.Text != "" && !m.Compressed {
+			return true
+		}
+	}
+	return false
 }

@@ -67,6 +67,7 @@ type wireProfile struct {
 	HTTP2    wireHTTP2       `json:"http2"`
 	HTTP1    wireHTTP1       `json:"http1"`
 	Headers  []wireHeaderSet `json:"headers"`
+	WS       *wireWebSocket  `json:"websocket,omitempty"`
 	QUIC     *wireQUIC       `json:"quic,omitempty"`
 	HTTP3    *wireHTTP3      `json:"http3,omitempty"`
 	// Reference and Fallback: see Profile.
@@ -138,8 +139,14 @@ type wireHPACK struct {
 	MaxTableSize         uint32         `json:"max_table_size,omitempty"`
 }
 
+type wireWebSocket struct {
+	EmptyUncompressed bool `json:"empty_uncompressed,omitempty"`
+	KeepSmaller       bool `json:"keep_smaller,omitempty"`
+}
+
 type wireHTTP1 struct {
-	Recorded bool `json:"recorded"`
+	Recorded          bool `json:"recorded"`
+	WebSocketFullALPN bool `json:"websocket_full_alpn,omitempty"`
 }
 
 type wireField struct {
@@ -265,13 +272,16 @@ func toWire(p *Profile) *wireProfile {
 			WebSocketPseudoOrder: p.HTTP2.WebSocketPseudoOrder,
 			HPACK:                wireHPACK(p.HTTP2.HPACK),
 		},
-		HTTP1:    wireHTTP1{Recorded: p.HTTP1.Recorded},
+		HTTP1:    wireHTTP1{Recorded: p.HTTP1.Recorded, WebSocketFullALPN: p.HTTP1.WebSocketFullALPN},
 		QUIC:     quicToWire(p.QUIC),
 		HTTP3:    http3ToWire(p.HTTP3),
 		Fallback: p.Fallback,
 	}
 	if r := p.Reference; r != nil {
 		w.Reference = &wireReference{JA4: r.JA4, JA3N: r.JA3N, Akamai: r.Akamai, PseudoOrder: r.PseudoOrder, HeaderOrder: r.HeaderOrder}
+	}
+	if p.WebSocket != (WebSocketOptions{}) {
+		w.WS = &wireWebSocket{EmptyUncompressed: p.WebSocket.EmptyUncompressed, KeepSmaller: p.WebSocket.KeepSmaller}
 	}
 	for _, s := range p.HTTP2.Settings {
 		w.HTTP2.Settings = append(w.HTTP2.Settings, wireSetting{uint16(s.ID), s.Value})
@@ -322,12 +332,15 @@ func fromWire(w *wireProfile) (*Profile, error) {
 			WebSocketPseudoOrder: nilIfEmpty(w.HTTP2.WebSocketPseudoOrder),
 			HPACK:                HPACK(w.HTTP2.HPACK),
 		},
-		HTTP1:    HTTP1Options{Recorded: w.HTTP1.Recorded},
+		HTTP1:    HTTP1Options{Recorded: w.HTTP1.Recorded, WebSocketFullALPN: w.HTTP1.WebSocketFullALPN},
 		Fallback: w.Fallback,
 	}
 	if r := w.Reference; r != nil {
 		p.Reference = &Reference{JA4: r.JA4, JA3N: r.JA3N, Akamai: r.Akamai,
 			PseudoOrder: nilIfEmpty(r.PseudoOrder), HeaderOrder: nilIfEmpty(r.HeaderOrder)}
+	}
+	if w.WS != nil {
+		p.WebSocket = WebSocketOptions{EmptyUncompressed: w.WS.EmptyUncompressed, KeepSmaller: w.WS.KeepSmaller}
 	}
 	p.HTTP2.HPACK.NoIndex = nilIfEmpty(p.HTTP2.HPACK.NoIndex)
 	p.HTTP2.HPACK.NeverIndex = nilIfEmpty(p.HTTP2.HPACK.NeverIndex)

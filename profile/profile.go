@@ -85,6 +85,9 @@ type Profile struct {
 	HTTP2   HTTP2
 	HTTP1   HTTP1Options
 	Headers []HeaderSet
+	// WebSocket is how the browser's WebSocket compresses messages, where
+	// it differs from the default.
+	WebSocket WebSocketOptions
 	// QUIC and HTTP3 are the browser's QUIC first flight and HTTP/3
 	// behaviour, recorded over h3; both nil when the profile has none (its
 	// header sets then have no Proto H3), both set otherwise.
@@ -242,6 +245,25 @@ type HTTP1Options struct {
 	// the browser over HTTP/1.1. False: they were derived (Source says
 	// how).
 	Recorded bool
+	// WebSocketFullALPN reports whether the browser, opening a WebSocket on
+	// an origin whose connection turned out HTTP/1.1, dials the socket's new
+	// connection with its usual ALPN offer (h2, http/1.1) and sends the
+	// Upgrade on the http/1.1 it gets (Firefox), rather than offering
+	// http/1.1 alone (Chromium, and the default).
+	WebSocketFullALPN bool
+}
+
+// WebSocketOptions are the browser's WebSocket choices beyond its
+// handshake. The zero value is Chromium's.
+type WebSocketOptions struct {
+	// EmptyUncompressed reports whether an empty message goes out
+	// uncompressed (RSV1 clear) under permessage-deflate (Firefox), rather
+	// than as the one compressed byte 00 (Chromium).
+	EmptyUncompressed bool
+	// KeepSmaller reports whether, without the client's context takeover,
+	// a message whose compressed form would be longer than itself goes
+	// uncompressed (Firefox); otherwise every message is compressed.
+	KeepSmaller bool
 }
 
 // HeaderSet is the default headers of one request kind over one protocol,

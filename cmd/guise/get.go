@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -160,13 +161,7 @@ func runGet(ctx context.Context, f *getFlags, rawURL string, stdout, stderr io.W
 		if err != nil {
 			return &exitError{exitUsage, err}
 		}
-		var d net.Dialer
-		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if to, ok := m[addr]; ok {
-				addr = to
-			}
-			return d.DialContext(ctx, network, addr)
-		}
+		t.Resolve = m // TCP and QUIC alike
 	}
 	jar := cookie.New(nil)
 	for _, c := range f.cookieIn {
@@ -342,8 +337,10 @@ func readData(parts []string) ([]byte, error) {
 	return b, nil
 }
 
-func parseResolve(rs []string) (map[string]string, error) {
-	m := make(map[string]string, len(rs))
+// parseResolve reads --resolve HOST:PORT:ADDR values into a
+// Transport.Resolve map.
+func parseResolve(rs []string) (map[string]netip.Addr, error) {
+	m := make(map[string]netip.Addr, len(rs))
 	for _, r := range rs {
 		// HOST:PORT:ADDR, where ADDR may be a bracketed IPv6 literal.
 		host, rest, ok1 := strings.Cut(r, ":")
@@ -351,8 +348,11 @@ func parseResolve(rs []string) (map[string]string, error) {
 		if !ok1 || !ok2 || host == "" || port == "" || addr == "" {
 			return nil, fmt.Errorf("--resolve %q: want HOST:PORT:ADDR", r)
 		}
-		addr = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
-		m[net.JoinHostPort(host, port)] = net.JoinHostPort(addr, port)
+		ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
+		if err != nil {
+			return nil, fmt.Errorf("--resolve %q: ADDR is not an IP address", r)
+		}
+		m[net.JoinHostPort(host, port)] = ip
 	}
 	return m, nil
 }

@@ -54,8 +54,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
 )
 
 // exitError carries a process exit code out of a command.
@@ -92,10 +94,30 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "guise:", err)
+	fmt.Fprintln(os.Stderr, errorLine(err))
+	os.Exit(exitCode(err))
+}
+
+// errorLine is the line main prints for err: prefixed with "guise: " once,
+// since a request's *guise.Error already begins with it.
+func errorLine(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "guise: ") {
+		return msg
+	}
+	return "guise: " + msg
+}
+
+// exitCode is the process exit status for a command's error: its
+// exitError's code, 1 for any other error, 0 for none.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		os.Exit(ee.code)
+		return ee.code
 	}
-	os.Exit(1)
+	return 1
 }
+

@@ -108,4 +108,11 @@ func TestGetHTTP3(t *testing.T) {
 			t.Errorf("--http3 --profile %s: exit %d, out %q, stderr %q", p, code, out, errOut)
 		}
 	}
+	// --resolve points a name at the server over QUIC too, as curl's does
+	// (it was refused: "h3 with a Transport.DialContext").
+	port := strconv.Itoa(srv.Addr.Port)
+	out, errOut, code := get(t, "--http3", "-k", "--resolve", "staging.test:"+port+":127.0.0.1", "https://staging.test:"+port+"/")
+	if code != 0 || out != "HTTP/3.0 Mozilla\n" {
+		t.Errorf("--http3 --resolve: exit %d, out %q, stderr %q", code, out, errOut)
+	}
 }

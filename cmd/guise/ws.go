@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -96,13 +95,7 @@ func runWS(ctx context.Context, f *wsFlags, rawURL string, stdin io.Reader, stdo
 		if err != nil {
 			return &exitError{exitUsage, err}
 		}
-		var d net.Dialer
-		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if to, ok := m[addr]; ok {
-				addr = to
-			}
-			return d.DialContext(ctx, network, addr)
-		}
+		t.Resolve = m // TCP and QUIC alike
 	}
 	s := &guise.Session{InsecureSkipVerify: f.insecure, Transport: t, Proxy: f.proxy}
 	if err := useProfile(s, f.profile, f.seed); err != nil {

@@ -58,10 +58,24 @@ func (f *Flight) chaosLayout(q *profile.QUIC, hello []byte, g *rng) [][]frame {
 	return pkts
 }
 
+// Chaos protection's draws, as quiche's current QuicChaosProtector makes
+// them: 2 to 10 splits of the CRYPTO frames and 2 to 10 PINGs per packet
+// (its first versions drew 0 to 10 splits and 0 to 9 PINGs; Chromium 156
+// sends the current ones: every recorded Initial of its first flight has
+// at least two CRYPTO frames more than the hello ranges it carries, and at
+// least two PINGs).
+const (
+	chaosMinSplits = 2
+	chaosMaxSplits = 10
+	chaosMinPings  = 2
+	chaosMaxPings  = 10
+)
+
 // chaosProtect is QuicChaosProtector's BuildDataPacket on one packet's
 // CRYPTO frames with pad bytes of padding to spend: split CRYPTO frames
-// (up to 10 times), add up to 9 PINGs, spread the padding before the
-// frames in random runs, and shuffle everything.
+// (2 to 10 times, while the padding lasts), add 2 to 10 PINGs (no more
+// than the padding left), spread the padding before the frames in random
+// runs, and shuffle everything.
 func chaosProtect(frames []frame, pad int, g *rng) []frame {
 	lo, hi := frames[0].off, frames[0].off+frames[0].n
 	for _, x := range frames[1:] {
@@ -69,7 +83,7 @@ func chaosProtect(frames []frame, pad int, g *rng) []frame {
 	}
 	maxOverhead := cryptoOverhead(hi, hi-lo)
 	remaining := pad
-	added := g.uint64() % 11
+	added := chaosMinSplits + g.uint64()%(chaosMaxSplits+1-chaosMinSplits)
 	for range added {
 		if remaining < maxOverhead {
 			break
@@ -86,7 +100,7 @@ func chaosProtect(frames []frame, pad int, g *rng) []frame {
 		frames = append(frames, nf)
 	}
 	if remaining != 0 {
-		pings := g.uint64() % uint64(min(10, remaining))
+		pings := min(chaosMinPings+g.uint64()%(chaosMaxPings+1-chaosMinPings), uint64(remaining))
 		for range pings {
 			frames = append(frames, frame{kind: kindPing})
 		}

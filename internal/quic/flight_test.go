@@ -116,9 +116,14 @@ func flightFacts(t *testing.T, q *profile.QUIC, rec *fingerprint.ConnRecord) map
 			pns = append(pns, fmt.Sprint(pn, "/", pnLen, "/", pk.LengthSize))
 			var types []string
 			var ranges [][2]int
+			pings, padding := 0, 0
 			for _, fr := range pk.Frames {
+				if fr.Type == quicwire.FramePadding {
+					padding += fr.Size
+				}
 				if fr.Type == quicwire.FramePing && q.Layout == profile.LayoutChaos {
-					continue // 0 to 9 per packet, drawn: none is possible
+					pings++ // 2 to 10 per packet, drawn: counted in chaosCounts
+					continue
 				}
 				if !slices.Contains(types, fr.Type.String()) {
 					types = append(types, fr.Type.String())
@@ -131,7 +136,11 @@ func flightFacts(t *testing.T, q *profile.QUIC, rec *fingerprint.ConnRecord) map
 			if q.Layout == profile.LayoutChaos {
 				slices.Sort(types) // the frame order is drawn per connection
 			}
-			layout = append(layout, strings.Join(types, " ")+" "+cryptoShape(q, i, ranges, fl.ClientHelloMessage))
+			shape := strings.Join(types, " ") + " " + cryptoShape(q, i, ranges, fl.ClientHelloMessage)
+			if q.Layout == profile.LayoutChaos {
+				shape += " " + chaosCounts(len(ranges), len(mergeRanges(ranges)), pings, padding)
+			}
+			layout = append(layout, shape)
 		}
 	}
 	f["first_flight_datagrams"] = strings.Join(sizes, " ")
@@ -166,15 +175,7 @@ func flightFacts(t *testing.T, q *profile.QUIC, rec *fingerprint.ConnRecord) map
 // end, later ones the middle; Firefox's first packet holds a range
 // starting or ending at the middle of the server name.
 func cryptoShape(q *profile.QUIC, i int, ranges [][2]int, hello []byte) string {
-	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
-	var merged [][2]int
-	for _, r := range ranges {
-		if len(merged) > 0 && merged[len(merged)-1][1] == r[0] {
-			merged[len(merged)-1][1] = r[1]
-		} else {
-			merged = append(merged, r)
-		}
-	}
+	merged := mergeRanges(ranges)
 	switch {
 	case q.Layout == profile.LayoutChaos && i == 0:
 		if len(merged) == 2 && merged[0][0] == 0 && merged[0][1] >= 55 && merged[0][1] <= 86 && merged[1][1] == len(hello) {
@@ -192,6 +193,37 @@ func cryptoShape(q *profile.QUIC, i int, ranges [][2]int, hello []byte) string {
 		}
 	}
 	return fmt.Sprint(merged)
+}
+
+// mergeRanges returns the byte ranges of CRYPTO frames joined where one
+// ends at the next one's start, in order of offset. It sorts ranges.
+func mergeRanges(ranges [][2]int) [][2]int {
+	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
+	var merged [][2]int
+	for _, r := range ranges {
+		if len(merged) > 0 && merged[len(merged)-1][1] == r[0] {
+			merged[len(merged)-1][1] = r[1]
+		} else {
+			merged = append(merged, r)
+		}
+	}
+	return merged
+}
+
+// chaosCounts reduces a chaos-protected packet's CRYPTO frames (crypto
+// of them, covering spans ranges of the hello), its PINGs and its PADDING
+// bytes to QuicChaosProtector's rule, "chaos" when the packet keeps it: 2
+// to 10 splits (frames beyond the spans) and 2 to 10 PINGs, fewer splits
+// only when the padding left could not pay for another CRYPTO frame, fewer
+// PINGs only when they took the last padding byte.
+func chaosCounts(crypto, spans, pings, padding int) string {
+	splits := crypto - spans
+	okSplits := splits >= chaosMinSplits && splits <= chaosMaxSplits || splits < chaosMinSplits && pings+padding < 5
+	okPings := pings >= chaosMinPings && pings <= chaosMaxPings || pings < chaosMinPings && padding == 0
+	if okSplits && okPings {
+		return "chaos"
+	}
+	return fmt.Sprintf("splits=%d pings=%d", splits, pings)
 }
 
 // recordedFacts reads the facts of every h3 recording of browser.
@@ -252,6 +284,46 @@ func TestFirstFlightMatchesRecordings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChaosCounts holds guise's chaos protection to every recorded
+// Chromium first flight over QUIC (full, resumed and the QPACK runs): in
+// each Initial of those and of 300 flights of guise's, the CRYPTO frames
+// are split 2 to 10 times and 2 to 10 PINGs are added. quiche's first
+// protector drew 0 splits and 0 PINGs as often as 2, which no recorded
+// packet shows.
+func TestChaosCounts(t *testing.T) {
+	p, err := profile.Lookup("chrome156-linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "fingerprint", "testdata", "recordings", "chromium-156-h3*.json"))
+	if len(paths) < 9 {
+		t.Fatalf("%d chromium h3 recordings, want 9 or more", len(paths))
+	}
+	packets := 0
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := fingerprint.DecodeRecord(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layout := flightFacts(t, p.QUIC, r)["first_flight_layout"]
+		packets += strings.Count(layout, "|") + 1
+		if strings.Contains(layout, "splits=") {
+			t.Errorf("%s: %s", filepath.Base(path), layout)
+		}
+	}
+	t.Logf("%d recorded Initial packets keep the rule", packets)
+	for seed := uint64(1); seed <= 300; seed++ {
+		_, rec := firstFlight(t, p, seed)
+		if layout := flightFacts(t, p.QUIC, rec)["first_flight_layout"]; strings.Contains(layout, "splits=") {
+			t.Errorf("seed %d: %s", seed, layout)
+		}
 	}
 }
 

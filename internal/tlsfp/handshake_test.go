@@ -325,6 +325,16 @@ func TestResumption(t *testing.T) {
 	if st, _, err := dial(t, s, "fp.test", base); err != nil || !st.Resumed {
 		t.Errorf("same settings again: %v resumed=%v", err, st.Resumed)
 	}
+	// TicketsOfDefaultALPN: an http/1.1-only offer takes the ticket of the
+	// profile's own offer (a WebSocket's connection after its page's).
+	shared := NewSessionCache()
+	if _, _, err := dial(t, s, "fp.test", &Config{Profile: chrome, RootCAs: pki.Roots, Sessions: shared}); err != nil {
+		t.Fatal(err)
+	}
+	h1 := &Config{Profile: chrome, RootCAs: pki.Roots, Sessions: shared, ALPN: []string{"http/1.1"}, TicketsOfDefaultALPN: true}
+	if st, _, err := dial(t, s, "fp.test", h1); err != nil || !st.Resumed {
+		t.Errorf("TicketsOfDefaultALPN: %v resumed=%v", err, st.Resumed)
+	}
 }
 
 // TestTicketSingleUse checks that a TLS 1.3 ticket is offered once: two

@@ -56,6 +56,12 @@ type Config struct {
 	// resume and store nothing: an isolated visit sends no ticket and no
 	// pre_shared_key.
 	Sessions *SessionCache
+	// TicketsOfDefaultALPN takes and keeps tickets with those of the
+	// profile's own offer whatever ALPN offers: the connection of a
+	// WebSocket, offering http/1.1 alone, resumes the page's session, as
+	// Chromium's does. By default tickets stay with the offer they came
+	// from.
+	TicketsOfDefaultALPN bool
 	// Rand is the source of every random choice in the handshake. Nil
 	// means crypto/rand. Tests inject a deterministic reader (together
 	// with testing/cryptotest.SetGlobalRandom, since Go's ECDH key
@@ -303,5 +309,9 @@ func keyShareExtension(spec *utls.ClientHelloSpec) *utls.KeyShareExtension {
 // server name. The roots pool is named by address; cache entries keep the
 // pool alive so the address stays unique.
 func scopeKey(cfg *Config, roots *x509.CertPool) string {
-	return fmt.Sprintf("%s|%p|%p|%d|%t|%q|", cfg.Profile.Name, cfg.Profile, roots, cfg.TrustStore, cfg.InsecureSkipVerify, cfg.ALPN)
+	alpn := cfg.ALPN
+	if cfg.TicketsOfDefaultALPN {
+		alpn = nil
+	}
+	return fmt.Sprintf("%s|%p|%p|%d|%t|%q|", cfg.Profile.Name, cfg.Profile, roots, cfg.TrustStore, cfg.InsecureSkipVerify, alpn)
 }

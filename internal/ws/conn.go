@@ -26,6 +26,14 @@ type Stream interface {
 type Config struct {
 	// Deflate is the permessage-deflate agreement of the handshake.
 	Deflate Deflate
+	// DeflateEmptyUncompressed sends an empty message uncompressed under
+	// permessage-deflate, as Firefox does, instead of as the one
+	// compressed byte 00, as Chromium does.
+	DeflateEmptyUncompressed bool
+	// DeflateKeepSmaller sends a message uncompressed when, without this
+	// side's context takeover, its compressed form would be longer than
+	// itself, as Firefox does; Chromium compresses every message.
+	DeflateKeepSmaller bool
 	// MaxMessageSize caps a received message, after inflation; a larger one
 	// fails the connection with 1009. 0 means 32 MiB.
 	MaxMessageSize int64
@@ -450,7 +458,7 @@ func (c *Conn) WriteMessage(ctx context.Context, op Opcode, p []byte) error {
 		defer stop()
 	}
 	var rsv uint8
-	if c.def != nil {
+	if c.def != nil && !(len(p) == 0 && c.cfg.DeflateEmptyUncompressed) {
 		b, err := c.def.compress(c.cbuf[:0], p)
 		if err != nil {
 			return c.fail(fmt.Errorf("ws: deflate: %w", err))
@@ -458,7 +466,9 @@ func (c *Conn) WriteMessage(ctx context.Context, op Opcode, p []byte) error {
 		if cap(b) <= maxWriteBuf {
 			c.cbuf = b[:0]
 		}
-		p, rsv = b, 4
+		if !(c.cfg.DeflateKeepSmaller && !c.def.takeover && len(b) > len(p)) {
+			p, rsv = b, 4
+		}
 	}
 	return c.writeFrame(op, rsv, p)
 }

@@ -177,49 +177,31 @@ func (f *inflater) inflate(dst, in []byte, limit int64) ([]byte, []byte, error) 
 	return dst, in, nil
 }
 
-// deflater compresses this side's messages.
+// deflater compresses this side's messages as both browsers' zlib does
+// (zdeflate.go): level 6, memLevel 8, raw deflate with the negotiated
+// window (9 bits at least, as Chromium asks for 9 when 8 is agreed),
+// sync-flushed per message, the stream reset before each message without
+// context takeover. An empty message is the single byte 00, as Chromium
+// sends it.
 type deflater struct {
-	w        *flate.Writer
-	out      appendWriter
+	z        *zdeflater
 	takeover bool
 	bits     int
 }
 
-type appendWriter struct{ b []byte }
-
-func (a *appendWriter) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
-	return len(p), nil
-}
-
 // compress appends p's compressed form, without the tail, to dst.
 func (d *deflater) compress(dst, p []byte) ([]byte, error) {
-	d.out.b = dst
-	var err error
-	switch {
-	case d.w == nil && d.bits > 0 && d.bits < 15:
-		d.w, err = flate.NewWriterWindow(&d.out, 1<<d.bits)
-	case d.w == nil:
-		d.w, err = flate.NewWriter(&d.out, flate.DefaultCompression)
-	case !d.takeover:
-		d.w.Reset(&d.out)
+	if d.z == nil {
+		bits := d.bits
+		if bits <= 0 || bits > 15 {
+			bits = 15
+		}
+		d.z = newZDeflater(max(bits, 9))
+	} else if !d.takeover {
+		d.z.reset()
 	}
-	if err != nil {
-		return dst, err
+	if len(p) == 0 {
+		return append(dst, 0), nil // one empty fixed block, unterminated
 	}
-	if _, err := d.w.Write(p); err != nil {
-		return dst, err
-	}
-	if err := d.w.Flush(); err != nil {
-		return dst, err
-	}
-	b := d.out.b
-	d.out.b = nil
-	if bytes.HasSuffix(b[len(dst):], tail[:4]) {
-		b = b[:len(b)-4]
-	}
-	if len(b) == len(dst) {
-		b = append(b, 0) // an empty message: one empty fixed block
-	}
-	return b, nil
+	return d.z.message(dst, p), nil
 }
