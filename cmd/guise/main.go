@@ -57,7 +57,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
 )
 
 // exitError carries a process exit code out of a command.
@@ -120,4 +119,3 @@ func exitCode(err error) int {
 	}
 	return 1
 }
-
