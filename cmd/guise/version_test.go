@@ -54,4 +54,14 @@ func TestVersionStamped(t *testing.T) {
 			t.Errorf("%s lacks %s: run go generate .", file, want)
 		}
 	}
+	// The README's install lines name the artifacts of this version.
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`guise-(\d+\.\d+\.\d+)`).FindAllStringSubmatch(string(b), -1) {
+		if m[1] != version.Version {
+			t.Errorf("README.md names %s; the version is %s", m[0], version.Version)
+		}
+	}
 }
