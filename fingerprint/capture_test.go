@@ -324,7 +324,7 @@ func TestEmbeddedOf(t *testing.T) {
 	}{
 		{profile.Chrome, profile.Windows, "chrome156-windows"},
 		{profile.Firefox, profile.Android, "firefox153-linux"},
-		{profile.Safari, profile.IOS, "safari18-ios"},
+		{profile.Safari, profile.IOS, "safari26-ios"}, // the newest of the browser on that OS
 	} {
 		if p := embeddedOf(tc.b, tc.os); p == nil || p.Name != tc.want {
 			t.Errorf("embeddedOf(%v, %v) = %v, want %s", tc.b, tc.os, p, tc.want)
