@@ -97,6 +97,13 @@ type dynEncoder struct {
 	// held is a Set Dynamic Table Capacity not yet written
 	// (CapacityAnnounced): the next section writes it first.
 	held []byte
+	// sections counts the field sections encoded. Under
+	// CapacityAnnounced the first is encoded as if no SETTINGS had come:
+	// Chromium writes its first request as the handshake completes,
+	// before it reads what arrived with it, and in every recording
+	// (h3notable, h3dyn, h3dynlate) its first request neither carried the
+	// capacity nor used the table, however early the SETTINGS came.
+	sections int
 	// pending are the unacknowledged sections that use the table, oldest
 	// first.
 	pending []section

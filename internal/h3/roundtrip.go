@@ -301,7 +301,8 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // rule uses it (its inserts written to the encoder stream first), else
 // static-only, the pseudo-headers' strings but :path through the
 // encoder's cache of codings. A capacity instruction held for the next
-// section (CapacityAnnounced) goes on the encoder stream first. Either
+// section (CapacityAnnounced) goes on the encoder stream first, from the
+// connection's second section on (dynEncoder.sections). Either
 // needs the encoder stream: while it cannot be opened before ctx ends
 // (a server short of stream credit) the section is static-only and the
 // instruction stays held.
@@ -309,8 +310,13 @@ func (cc *ClientConn) encodeHead(ctx context.Context, b []byte, req *Request, id
 	e := &cc.dyn
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	held := e.takeHeld()
-	usable := e.usable()
+	var held []byte
+	usable := false
+	if e.capacity != CapacityAnnounced || e.sections > 0 {
+		held = e.takeHeld()
+		usable = e.usable()
+	}
+	e.sections++
 	if len(held) > 0 || usable {
 		if _, enc := cc.openQPACK(ctx); enc == nil {
 			e.held, held, usable = held, nil, false
