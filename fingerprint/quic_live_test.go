@@ -368,7 +368,7 @@ func TestLiveQUICChromium(t *testing.T) {
 	})
 	checkQUICLive(t, "chromium-156", live)
 	checkGuiseLive(t, "chromium-156", live, guiseH3(t, srv, srvPort, "chrome156-linux"))
-	checkGuiseResumedLive(t, "chromium-156", resumed, guiseH3Resumed(t, srv, srvPort, "chrome156-linux"))
+	checkGuiseResumedLive(t, "chromium-156", resumed, guiseH3Resumed(t, srv, srvPort, "chrome156-linux", resumedFlight["chromium-156"]))
 }
 
 func TestLiveQUICFirefox(t *testing.T) {
@@ -409,7 +409,7 @@ user_pref("network.http.http3.force-use-alt-svc-mapping-for-testing", true);
 	})
 	checkQUICLive(t, "firefox-esr-153", live)
 	checkGuiseLive(t, "firefox-esr-153", live, guiseH3(t, srv, srvPort, "firefox153-linux"))
-	checkGuiseResumedLive(t, "firefox-esr-153", resumed, guiseH3Resumed(t, srv, srvPort, "firefox153-linux"))
+	checkGuiseResumedLive(t, "firefox-esr-153", resumed, guiseH3Resumed(t, srv, srvPort, "firefox153-linux", resumedFlight["firefox-esr-153"]))
 }
 
 // versionInfo renders a version_information value (RFC 9368) as the
