@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -143,26 +142,7 @@ func TestLiveWebSocketHTTP1OriginFirefox(t *testing.T) {
 	certutil := testpeer.Need(t, "certutil", "libnss3-tools")
 	s := startServer(t, &Server{DisableHTTP2: true, DisableQUIC: true})
 	_, port, _ := strings.Cut(s.ListenAddr(), ":")
-	dir := t.TempDir()
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, s.CAPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prof := filepath.Join(dir, "profile")
-	if err := os.Mkdir(prof, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"-N", "-d", "sql:" + prof, "--empty-password"},
-		{"-A", "-n", "guise-echo", "-t", "C,,", "-i", caFile, "-d", "sql:" + prof},
-	} {
-		if out, err := exec.Command(certutil, args...).CombinedOutput(); err != nil {
-			t.Fatalf("certutil %v: %v\n%s", args, err, out)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(prof, "user.js"), []byte(firefoxPrefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, prof := firefoxProfile(t, certutil, s.CAPEM())
 	runBrowser(t, bin, []string{"HOME=" + dir},
 		"--headless", "--no-remote", "--profile", prof, "--screenshot", filepath.Join(dir, "shot.png"), "https://fp.test:"+port+WebSocketPage)
 	checkWSOrigin1(t, s, collectWSOrigin1(t, s, nil), "firefox153-linux", "firefox-esr-153")
